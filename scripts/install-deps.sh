@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ksim needs, if any are missing. Idempotent and
+# quiet when everything is already present.
+set -euo pipefail
+pkgs=(
+  cmake ninja-build g++ pkg-config
+  libboost-program-options-dev   # ksim CLI
+  libzydis-dev                   # x86 decode/format/encode
+  catch2                         # tests (v2, single header)
+  libbenchmark-dev               # bench/
+  libelf-dev                     # ELF loading (sim/elf)
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf  # RV64 guest code, objdump for disasm tests
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
