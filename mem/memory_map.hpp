@@ -1,0 +1,38 @@
+// The physical memory map of the simulated RV64 machine. One place for every
+// address a guest and the host agree on; guest code includes the C version of
+// these numbers from workloads/rv64/common/ksim_platform.h, which must match.
+//
+// The layout follows QEMU's `virt` board where it can (CLINT, UART, the SiFive
+// test finisher, DRAM at 0x8000_0000), so guest code written for that board
+// and the official riscv-tests run unchanged.
+#pragma once
+#include <cstdint>
+
+namespace ksim::memmap {
+
+// Power-off / finisher device (SiFive "test" device as on QEMU virt).
+// A 32-bit store of 0x5555 ends the run with status 0; a store of
+// (code << 16) | 0x3333 ends it with status `code`.
+inline constexpr uint64_t kFinisherBase = 0x0010'0000;
+inline constexpr uint64_t kFinisherSize = 0x1000;
+inline constexpr uint32_t kFinisherPass = 0x5555;
+inline constexpr uint32_t kFinisherFail = 0x3333;
+
+// CLINT: msip per hart at +4*hart, mtimecmp per hart at +0x4000 + 8*hart,
+// mtime at +0xbff8 (SiFive CLINT layout).
+inline constexpr uint64_t kClintBase = 0x0200'0000;
+inline constexpr uint64_t kClintSize = 0x1'0000;
+inline constexpr uint64_t kClintMsip = 0x0;
+inline constexpr uint64_t kClintMtimecmp = 0x4000;
+inline constexpr uint64_t kClintMtime = 0xbff8;
+
+// UART: a 16550-compatible subset. A byte store to +0 (THR) is console
+// output; a load of +5 (LSR) always reports the transmitter empty (0x60).
+inline constexpr uint64_t kUartBase = 0x1000'0000;
+inline constexpr uint64_t kUartSize = 0x100;
+
+// DRAM.
+inline constexpr uint64_t kRamBase = 0x8000'0000;
+inline constexpr uint64_t kRamDefaultSize = 128ull << 20;
+
+}  // namespace ksim::memmap

@@ -1,0 +1,46 @@
+// Symbol table of a guest image: prints addresses as `symbol+0xoff` and
+// resolves `symbol+offset` back to an address.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ksim {
+
+struct Symbol {
+  enum class Kind { function, object, other };
+  std::string name;
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  Kind kind = Kind::other;
+};
+
+class SymbolTable {
+ public:
+  void add(Symbol s);
+  // Must be called after the last add() and before any lookup.
+  void finalize();
+
+  // Exact name lookup (first definition wins for duplicate local names).
+  const Symbol* find(std::string_view name) const;
+  // The function or object whose [addr, addr+size) holds `addr`; for symbols
+  // of size 0, the nearest one at or below `addr` in the same section range.
+  const Symbol* containing(uint64_t addr) const;
+  // "sym", "sym+0x1c", or "0x80001234" when nothing contains the address.
+  std::string format(uint64_t addr) const;
+  // Parses "sym", "sym+0x1c", "sym+28", "0x80001234" (also with a "+off").
+  // Returns nullopt for an unknown symbol or a malformed spec.
+  std::optional<uint64_t> resolve(std::string_view spec) const;
+
+  std::span<const Symbol> all() const { return by_addr_; }
+  bool empty() const { return by_addr_.empty(); }
+
+ private:
+  std::vector<Symbol> by_addr_;               // sorted by (addr, name)
+  std::vector<uint32_t> by_name_;             // indices into by_addr_, sorted by name
+};
+
+}  // namespace ksim
