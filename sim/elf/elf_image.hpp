@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/isa.hpp"
 #include "sim/elf/symbols.hpp"
 
 namespace ksim {
@@ -18,8 +19,6 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-enum class Isa { rv64, x86_64 };
 
 struct ElfSegment {
   uint64_t paddr = 0;              // load address (p_paddr)

@@ -1,0 +1,77 @@
+// `ksim disasm`: objdump-style listing of a guest image, whole or by symbol.
+#include <cstdio>
+
+#include "apps/ksim/options.hpp"
+#include "cpu/rv64/disasm.hpp"
+#include "cpu/rv64/insn.hpp"
+
+namespace ksim::cli {
+
+namespace {
+
+// Lists [start, end) of one executable segment, with symbol headers.
+void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
+  auto symbolize = [&img](uint64_t a) { return img.symbols.empty() ? std::string() : img.symbols.format(a); };
+  uint64_t pc = start;
+  while (pc < end) {
+    if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)
+      std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), s->name.c_str());
+    uint64_t off = pc - seg.paddr;
+    auto byte = [&](uint64_t o) -> uint8_t { return o < seg.bytes.size() ? seg.bytes[o] : 0; };
+    uint16_t lo = static_cast<uint16_t>(byte(off) | byte(off + 1) << 8);
+    uint16_t hi = static_cast<uint16_t>(byte(off + 2) | byte(off + 3) << 8);
+    rv64::Insn in = rv64::decode(lo, hi);
+    if (in.len == 4 && pc + 4 > end) in = rv64::decode16(lo);  // truncated tail
+    if (in.len == 2)
+      std::printf("%8llx:\t%04x     \t%s\n", static_cast<unsigned long long>(pc), lo,
+                  rv64::disassemble(in, pc, symbolize).c_str());
+    else
+      std::printf("%8llx:\t%08x \t%s\n", static_cast<unsigned long long>(pc), static_cast<uint32_t>(hi) << 16 | lo,
+                  rv64::disassemble(in, pc, symbolize).c_str());
+    pc += in.len;
+  }
+}
+
+}  // namespace
+
+int cmd_disasm(const std::vector<std::string>& args) {
+  po::options_description opts("ksim disasm options");
+  std::string isa_name = "rv64", elf;
+  std::vector<std::string> symbols;
+  opts.add_options()
+      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
+      ("elf", po::value(&elf), "guest ELF64 executable (default: the built-in guest)")
+      ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code");
+  po::positional_options_description pos;
+  pos.add("symbol", -1);
+  po::variables_map vm;
+  if (!parse_options(args, "usage: ksim disasm [options] [SYMBOL...]", opts, &pos, vm)) return kOk;
+  Isa isa = parse_isa(isa_name);
+  if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet"};
+  ElfImage img = load_image(elf, isa);
+
+  auto segment_of = [&img](uint64_t addr) -> const ElfSegment* {
+    for (const auto& s : img.segments)
+      if (s.executable && addr - s.paddr < s.memsz) return &s;
+    return nullptr;
+  };
+
+  if (symbols.empty()) {
+    for (const auto& s : img.segments)
+      if (s.executable) list_range(img, s, s.paddr, s.paddr + s.bytes.size());
+    return kOk;
+  }
+  for (const auto& name : symbols) {
+    std::optional<uint64_t> addr = img.symbols.resolve(name);
+    if (!addr) throw InputError("unknown symbol '" + name + "'");
+    const ElfSegment* seg = segment_of(*addr);
+    if (!seg) throw InputError("'" + name + "' is not in an executable segment");
+    const Symbol* sym = img.symbols.containing(*addr);
+    uint64_t end = (sym && sym->size) ? sym->addr + sym->size : *addr + 4;
+    end = std::min(end, seg->paddr + seg->bytes.size());
+    list_range(img, *seg, *addr, end);
+  }
+  return kOk;
+}
+
+}  // namespace ksim::cli

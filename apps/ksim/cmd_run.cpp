@@ -1,0 +1,103 @@
+// `ksim run`: boot a guest, stream its console, print the run summary.
+//
+// The summary's last two lines are always `cycles: <n>` and
+// `trace-hash: <16 hex digits>`; scripts and tests rely on that.
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+
+#include "apps/ksim/options.hpp"
+#include "sim/machine.hpp"
+#include "sim/trace_writer.hpp"
+
+namespace ksim::cli {
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("ksim run options");
+  std::string isa_name = "rv64", elf, trace;
+  uint64_t max_cycles = 0, quantum = 0;
+  int cpus = 1;
+  opts.add_options()
+      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
+      ("elf", po::value(&elf), "guest ELF64 executable (default: the built-in guest)")
+      ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
+      ("max-cycles", po::value(&max_cycles)->default_value(10'000'000'000ull),
+       "stop with exit status 5 when the machine's clock reaches this cycle")
+      ("quantum", po::value(&quantum)->default_value(1000),
+       "cycles a CPU may run ahead of the one furthest behind (1 = lockstep)")
+      ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
+      ("trace-insns", "also write one event per executed instruction (slow)")
+      ("quiet,q", "do not echo the guest console");
+  po::variables_map vm;
+  if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
+
+  Isa isa = parse_isa(isa_name);
+  if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet (the x86 core is a later milestone)"};
+  if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
+  if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
+  if (quantum == 0) throw UsageError{"--quantum must be positive"};
+  if (vm.count("trace-insns") && trace.empty()) throw UsageError{"--trace-insns needs --trace FILE"};
+
+  ElfImage image = load_image(elf, isa);
+  MachineConfig cfg;
+  cfg.isa = isa;
+  cfg.cpus = cpus;
+  cfg.max_cycles = max_cycles;
+  cfg.quantum = quantum;
+  Machine m(cfg);
+  m.load(image);
+
+  TraceHasher hasher;
+  m.events().add(&hasher);
+  std::unique_ptr<TraceWriter> writer;
+  if (!trace.empty()) {
+    writer = std::make_unique<TraceWriter>(trace, vm.count("trace-insns") > 0, &m.symbols());
+    m.events().add(writer.get());
+  }
+  bool echo = !vm.count("quiet");
+  bool console_ends_with_newline = true;
+  m.console_sink = [&](char c) {
+    if (echo) std::fputc(c, stdout);
+    console_ends_with_newline = c == '\n';
+  };
+
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = m.run();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  writer.reset();  // flush the trace before printing the summary
+
+  if (echo && !console_ends_with_newline) std::fputc('\n', stdout);
+  int status = kOk;
+  std::printf("--- ksim summary ---\n");
+  switch (r.end) {
+    case RunResult::End::poweroff:
+      std::printf("exit: guest powered off with status %d\n", r.status);
+      status = r.status == 0 ? kOk : kGuestFailed;
+      break;
+    case RunResult::End::cycle_limit:
+      std::printf("exit: cycle limit (%" PRIu64 ") reached\n", max_cycles);
+      status = kCycleLimit;
+      break;
+    case RunResult::End::crash:
+      std::printf("exit: guest crash: %s\n", r.reason.c_str());
+      status = kGuestCrash;
+      break;
+    case RunResult::End::hook_stop:
+      std::printf("exit: stopped by the host: %s\n", r.reason.c_str());
+      status = kGuestCrash;
+      break;
+  }
+  std::printf("isa: %s, cpus: %d\n", isa_name.c_str(), cpus);
+  std::printf("instructions: %" PRIu64 "\n", r.instret);
+  std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? r.instret / secs / 1e6 : 0.0);
+  std::printf("cycles: %" PRIu64 "\n", r.cycles);
+  std::printf("trace-hash: %s\n", hasher.hex().c_str());
+  std::fflush(stdout);
+  if (r.end != RunResult::End::poweroff || r.status != 0) {
+    if (r.end == RunResult::End::poweroff) std::fprintf(stderr, "ksim: guest exited with status %d\n", r.status);
+  }
+  return status;
+}
+
+}  // namespace ksim::cli

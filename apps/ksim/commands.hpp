@@ -1,0 +1,33 @@
+// The ksim subcommands. Each returns the process exit status.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cpu/isa.hpp"
+#include "sim/elf/elf_image.hpp"
+
+namespace ksim::cli {
+
+// Exit statuses shared by every command (README, "Exit status").
+enum Exit : int {
+  kOk = 0,           // guest ended with status 0 / command succeeded
+  kGuestFailed = 1,  // guest ended with a non-zero status
+  kUsage = 2,        // bad command line
+  kBadInput = 3,     // unreadable or malformed input file
+  kGuestCrash = 4,   // unhandled trap loop, panic, deadlock
+  kCycleLimit = 5,   // --max-cycles reached
+};
+
+// Thrown for command-line mistakes; main() prints it with a usage hint.
+struct UsageError {
+  std::string message;
+};
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_disasm(const std::vector<std::string>& args);
+
+Isa parse_isa(const std::string& s);
+// The image named by --elf, or the default guest built into ksim.
+ElfImage load_image(const std::string& elf_path, Isa isa);
+
+}  // namespace ksim::cli

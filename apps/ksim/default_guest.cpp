@@ -1,0 +1,25 @@
+// The default guest: built from workloads/ at build time and embedded in the
+// binary, so `ksim run` works with no file argument.
+#include <span>
+
+#include "apps/ksim/commands.hpp"
+
+extern "C" const unsigned char ksim_default_guest_rv64[];
+extern "C" const unsigned long ksim_default_guest_rv64_size;
+
+namespace ksim::cli {
+
+Isa parse_isa(const std::string& s) {
+  if (s == "rv64" || s == "riscv64" || s == "riscv") return Isa::rv64;
+  if (s == "x86" || s == "x86-64" || s == "x86_64") return Isa::x86_64;
+  throw UsageError{"unknown ISA '" + s + "' (expected rv64 or x86)"};
+}
+
+ElfImage load_image(const std::string& elf_path, Isa isa) {
+  if (!elf_path.empty()) return load_elf_file(elf_path, isa);
+  if (isa != Isa::rv64) throw UsageError{"no default guest for this ISA yet: pass --elf"};
+  return parse_elf(std::span<const uint8_t>(ksim_default_guest_rv64, ksim_default_guest_rv64_size), isa,
+                   "<default guest>");
+}
+
+}  // namespace ksim::cli

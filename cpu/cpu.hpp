@@ -1,0 +1,40 @@
+// The narrow, ISA-neutral view of a simulated CPU that the machine, the CLI,
+// the kprobes core and the debugger use. The hot execution loop lives in the
+// ISA's own class and never goes through this interface.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ksim {
+
+enum class Isa;
+
+class Cpu {
+ public:
+  virtual ~Cpu() = default;
+  virtual Isa isa() const = 0;
+  virtual int id() const = 0;
+  virtual uint64_t pc() const = 0;
+  virtual void set_pc(uint64_t pc) = 0;
+  virtual int gpr_count() const = 0;
+  virtual uint64_t gpr(int i) const = 0;
+  virtual void set_gpr(int i, uint64_t v) = 0;
+  virtual std::string gpr_name(int i) const = 0;
+  virtual uint64_t cycle() const = 0;
+  virtual uint64_t instret() const = 0;
+  // Runs until the CPU's cycle count reaches `until` or the run is asked to
+  // stop; returns early when the CPU is idle (waiting for an interrupt).
+  virtual void run(uint64_t until) = 0;
+  virtual bool idle() const = 0;
+  // The cycle at which an idle CPU wakes on its own (its timer), or
+  // UINT64_MAX when only another CPU or device can wake it.
+  virtual uint64_t wake_cycle() const = 0;
+  // Moves an idle CPU's clock forward (the scheduler lets idle time pass).
+  virtual void advance_idle(uint64_t to_cycle) = 0;
+  // Re-evaluates pending interrupts after a device changed them.
+  virtual void interrupts_changed() = 0;
+  // Asks a running CPU to return from run() after its current instruction.
+  virtual void request_stop() = 0;
+};
+
+}  // namespace ksim

@@ -1,0 +1,112 @@
+// The instruction table and the decoder built on it.
+#include <array>
+#include <vector>
+
+#include "cpu/rv64/insn.hpp"
+#include "cpu/rv64/semantics.hpp"
+
+namespace ksim::rv64 {
+
+namespace {
+
+using timing::Class;
+
+constexpr std::array<OpInfo, static_cast<size_t>(Op::count_)> kTable = {{
+#define X(id, mn, mask, match, fmt, cls, probe) \
+  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &exec_##id},
+#include "cpu/rv64/insn_table.def"
+#undef X
+    {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &exec_illegal},
+}};
+
+// Rows grouped by major opcode (bits 6:0), so decoding scans a handful of
+// candidates instead of the whole table.
+struct OpcodeIndex {
+  std::array<std::vector<Op>, 128> by_opcode;
+  OpcodeIndex() {
+    for (size_t i = 0; i + 1 < kTable.size(); ++i)
+      by_opcode[kTable[i].match & 0x7f].push_back(static_cast<Op>(i));
+  }
+};
+const OpcodeIndex& opcode_index() {
+  static const OpcodeIndex index;
+  return index;
+}
+
+constexpr uint32_t bits(uint32_t v, int hi, int lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1); }
+constexpr int32_t sext(uint32_t v, int width) {
+  return static_cast<int32_t>(v << (32 - width)) >> (32 - width);
+}
+
+int32_t immediate(Format f, uint32_t raw) {
+  switch (f) {
+    case Format::I:
+    case Format::LOAD:
+    case Format::JALR:
+      return sext(bits(raw, 31, 20), 12);
+    case Format::SHIFT:
+      return static_cast<int32_t>(bits(raw, 25, 20));
+    case Format::STORE:
+      return sext(bits(raw, 31, 25) << 5 | bits(raw, 11, 7), 12);
+    case Format::B:
+      return sext(bits(raw, 31, 31) << 12 | bits(raw, 7, 7) << 11 | bits(raw, 30, 25) << 5 |
+                      bits(raw, 11, 8) << 1, 13);
+    case Format::U:
+      return static_cast<int32_t>(raw & 0xfffff000);
+    case Format::J:
+      return sext(bits(raw, 31, 31) << 20 | bits(raw, 19, 12) << 12 | bits(raw, 20, 20) << 11 |
+                      bits(raw, 30, 21) << 1, 21);
+    case Format::CSR:
+    case Format::CSRI:
+      return static_cast<int32_t>(bits(raw, 31, 20));
+    case Format::FENCE:
+      return static_cast<int32_t>(bits(raw, 31, 20));  // fm, pred, succ
+    default:
+      return 0;
+  }
+}
+
+Insn make(Op op, uint32_t fields, uint32_t raw, uint8_t len) {
+  const OpInfo& info = kTable[static_cast<size_t>(op)];
+  Insn in{};
+  in.exec = info.exec;
+  in.op = op;
+  in.len = len;
+  in.raw = raw;
+  in.cycles = timing::cycles(info.timing);
+  if (op == Op::illegal) return in;
+  in.imm = immediate(info.format, fields);
+  in.rd = static_cast<uint8_t>(bits(fields, 11, 7));
+  in.rdw = in.rd == 0 ? 32 : in.rd;
+  in.rs1 = static_cast<uint8_t>(bits(fields, 19, 15));
+  in.rs2 = static_cast<uint8_t>(bits(fields, 24, 20));
+  return in;
+}
+
+Op lookup(uint32_t raw) {
+  if ((raw & 3) != 3) return Op::illegal;
+  for (Op op : opcode_index().by_opcode[raw & 0x7f]) {
+    const OpInfo& info = kTable[static_cast<size_t>(op)];
+    if ((raw & info.mask) == info.match) return op;
+  }
+  return Op::illegal;
+}
+
+}  // namespace
+
+const OpInfo& op_info(Op op) { return kTable[static_cast<size_t>(op)]; }
+
+Insn decode32(uint32_t raw) { return make(lookup(raw), raw, raw, 4); }
+
+Insn decode16(uint16_t raw) {
+  uint32_t full = expand_compressed(raw);
+  if (full == 0) return make(Op::illegal, 0, raw, 2);
+  return make(lookup(full), full, raw, 2);
+}
+
+Insn decode(uint16_t low16, uint16_t high16) {
+  if (is_compressed(low16)) return decode16(low16);
+  return decode32(static_cast<uint32_t>(high16) << 16 | low16);
+}
+
+}  // namespace ksim::rv64

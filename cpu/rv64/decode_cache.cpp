@@ -1,0 +1,58 @@
+#include "cpu/rv64/decode_cache.hpp"
+
+#include "cpu/rv64/semantics.hpp"
+
+namespace ksim::rv64 {
+
+Insn decode_stub() {
+  Insn in{};
+  in.exec = &exec_decode;
+  in.op = Op::illegal;
+  return in;
+}
+
+DecodeCache::DecodeCache(Bus& bus) : bus_(bus) {
+  bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
+    invalidate(addr, size);
+  });
+}
+
+Insn* DecodeCache::page(uint64_t page_base) {
+  auto& slot = pages_[page_base];
+  if (!slot) {
+    slot = std::make_unique<Page>();
+    const Insn stub = decode_stub();
+    for (auto& in : slot->insns) in = stub;
+    bus_.ram().set_page_flag(page_base, kPageHasCode);
+  }
+  return slot->insns;
+}
+
+void DecodeCache::watch_page(uint64_t page_base) {
+  if (bus_.ram().contains(page_base, 1)) bus_.ram().set_page_flag(page_base, kPageHasCode);
+}
+
+void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
+  // An instruction starting up to 2 bytes before `addr` may overlap it
+  // (32-bit instructions start on any halfword).
+  uint64_t first = (addr & ~uint64_t{1}) - 2;
+  uint64_t end = addr + size;
+  const Insn stub = decode_stub();
+  for (uint64_t a = first; a < end; a += 2) {
+    auto it = pages_.find(a & ~(kPageSize - 1));
+    if (it == pages_.end()) continue;
+    Insn& in = it->second->insns[(a & (kPageSize - 1)) >> 1];
+    if (in.exec != stub.exec) {
+      in = stub;
+      ++invalidations_;
+    }
+  }
+}
+
+void DecodeCache::flush() {
+  const Insn stub = decode_stub();
+  for (auto& [base, page] : pages_)
+    for (auto& in : page->insns) in = stub;
+}
+
+}  // namespace ksim::rv64

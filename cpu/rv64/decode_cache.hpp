@@ -1,0 +1,57 @@
+// The decoded-instruction cache, shared by every hart of a machine.
+//
+// One entry per halfword of every code page that has been executed, so a
+// fetch is an index into an array. Entries start as "decode me" stubs and
+// are filled on first execution. A store into a page that holds decoded
+// code (from any hart, a device or the host) resets the entries whose bytes
+// it touched, before the next fetch: every hart sees new code at its very
+// next fetch of that address, which is stronger than FENCE.I requires
+// (see docs/ARCHITECTURE.md, "Self-modifying code").
+//
+// Pages are never freed while the machine lives, so a hart may keep a
+// pointer to the page it is executing from across invalidations.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "cpu/rv64/insn.hpp"
+#include "mem/bus.hpp"
+
+namespace ksim::rv64 {
+
+inline constexpr unsigned kInsnsPerPage = kPageSize / 2;
+
+class DecodeCache {
+ public:
+  explicit DecodeCache(Bus& bus);
+  DecodeCache(const DecodeCache&) = delete;
+  DecodeCache& operator=(const DecodeCache&) = delete;
+
+  // The entries of the RAM page starting at `page_base` (created on demand;
+  // marks the page as holding code so stores to it are noticed).
+  Insn* page(uint64_t page_base);
+  // Marks a page as holding code without creating entries (used for the
+  // page a page-crossing instruction reaches into).
+  void watch_page(uint64_t page_base);
+  // Resets every entry whose instruction could overlap [addr, addr+size).
+  void invalidate(uint64_t addr, uint64_t size);
+  // Resets everything (FENCE.I is a no-op under this model, but the host
+  // may ask for a full flush, e.g. after restoring a checkpoint).
+  void flush();
+
+  uint64_t invalidations() const { return invalidations_; }
+
+ private:
+  struct Page {
+    Insn insns[kInsnsPerPage];
+  };
+  Bus& bus_;
+  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+  uint64_t invalidations_ = 0;
+};
+
+// The entry every slot starts with.
+Insn decode_stub();
+
+}  // namespace ksim::rv64

@@ -1,0 +1,60 @@
+// Semantics of Zicsr, Zifencei and the privileged instructions, plus the
+// interpreter's own entries (decode-on-first-use, fetch faults, illegal).
+#include "cpu/rv64/hart.hpp"
+#include "cpu/rv64/semantics.hpp"
+
+namespace ksim::rv64 {
+
+void exec_fence(Hart& h, const Insn& i) { h.retire(i); }
+// The decode cache is coherent with every store already (see
+// decode_cache.hpp), so FENCE.I has nothing left to do.
+void exec_fence_i(Hart& h, const Insn& i) { h.retire(i); }
+
+void exec_ecall(Hart& h, const Insn&) { h.raise(h.s.priv == Priv::U ? kEcallU : kEcallM, 0); }
+void exec_ebreak(Hart& h, const Insn&) { h.raise(kBreakpoint, h.s.pc); }
+void exec_mret(Hart& h, const Insn& i) { h.do_mret(i); }
+void exec_wfi(Hart& h, const Insn& i) { h.do_wfi(i); }
+
+// CSR instructions: a read happens unless CSRRW(I) targets x0; a write
+// happens unless CSRRS/CSRRC(I) have a zero source register/immediate.
+namespace {
+enum class CsrOp { write, set, clear };
+template <CsrOp kOp, bool kImm>
+inline void csr_op(Hart& h, const Insn& i) {
+  const uint32_t num = static_cast<uint32_t>(i.imm);
+  const uint64_t src = kImm ? i.rs1 : h.s.x[i.rs1];
+  const bool do_read = kOp != CsrOp::write || i.rd != 0;
+  const bool do_write = kOp == CsrOp::write || i.rs1 != 0;
+  uint64_t old = 0;
+  if (do_read && !h.csr_read(num, old, i)) return;
+  if (do_write) {
+    uint64_t nv = kOp == CsrOp::write ? src : kOp == CsrOp::set ? (old | src) : (old & ~src);
+    if (!h.csr_write(num, nv, i)) return;
+  }
+  h.s.x[i.rdw] = old;
+  h.retire(i);
+}
+}  // namespace
+
+void exec_csrrw(Hart& h, const Insn& i) { csr_op<CsrOp::write, false>(h, i); }
+void exec_csrrs(Hart& h, const Insn& i) { csr_op<CsrOp::set, false>(h, i); }
+void exec_csrrc(Hart& h, const Insn& i) { csr_op<CsrOp::clear, false>(h, i); }
+void exec_csrrwi(Hart& h, const Insn& i) { csr_op<CsrOp::write, true>(h, i); }
+void exec_csrrsi(Hart& h, const Insn& i) { csr_op<CsrOp::set, true>(h, i); }
+void exec_csrrci(Hart& h, const Insn& i) { csr_op<CsrOp::clear, true>(h, i); }
+
+// mtval holds the instruction bits (16 or 32) for illegal instructions.
+void exec_illegal(Hart& h, const Insn& i) { h.raise(kIllegalInsn, i.raw); }
+
+void exec_fetch_fault(Hart& h, const Insn& i) {
+  // imm = 2 marks a 32-bit instruction whose second half is outside RAM.
+  h.raise(kInsnAccessFault, h.s.pc + static_cast<uint64_t>(i.imm));
+}
+
+void exec_decode(Hart& h, const Insn& i) {
+  Insn& slot = const_cast<Insn&>(i);  // the cache owns the entry; fill it in
+  h.decode_into(slot);
+  slot.exec(h, slot);
+}
+
+}  // namespace ksim::rv64

@@ -1,0 +1,240 @@
+#include "cpu/rv64/hart.hpp"
+
+#include <limits>
+
+#include "cpu/rv64/semantics.hpp"
+#include "cpu/timing.hpp"
+
+namespace ksim::rv64 {
+
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+// A trap taken with no instruction retired since the previous one, this
+// many times in a row, means the guest's trap vector itself faults: the
+// guest has crashed and the run stops instead of spinning forever.
+constexpr int kMaxNestedTraps = 8;
+
+const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
+                                   "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
+                                   "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+}  // namespace
+
+Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
+           const TrapHookChain* hooks)
+    : id_(id),
+      bus_(bus),
+      clint_(clint),
+      cache_(cache),
+      res_(reservations),
+      hooks_(hooks),
+      ram_(bus.ram().host()),
+      ram_base_(bus.ram().base()),
+      ram_size_(bus.ram().size()),
+      page_flags_(bus.ram().flag_table()) {
+  s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
+  fault_insn_.exec = &exec_fetch_fault;
+  fault_insn_.op = Op::illegal;
+}
+
+std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[i] : "?"; }
+
+// --- The interpreter -------------------------------------------------------
+
+template <bool kTrace>
+void Hart::loop() {
+  while (s.cycle < stop_) {
+    const Insn& in = fetch(s.pc);
+    if constexpr (kTrace) on_insn(*this, in);
+    in.exec(*this, in);
+  }
+}
+
+void Hart::run(uint64_t until) {
+  stop_requested_ = false;
+  stop_reason_ = StopReason::none;
+  while (!stop_requested_ && s.cycle < until) {
+    if (idle_) {
+      if ((mip() & s.mie) == 0) return;  // still waiting; the scheduler moves time
+      idle_ = false;
+    }
+    check_interrupts();
+    if (stop_requested_ || idle_) break;
+    // Stop at the timer's deadline so the interrupt is taken on time.
+    uint64_t timer = clint_.timer_cycle(id_);
+    stop_ = (timer > s.cycle && timer < until) ? timer : until;
+    if (trace_insns_ && on_insn)
+      loop<true>();
+    else
+      loop<false>();
+  }
+}
+
+const Insn& Hart::fetch_slow(uint64_t pc) {
+  uint64_t base = pc & ~(kPageSize - 1);
+  if (!bus_.ram().contains(base, kPageSize)) return fault_insn_;
+  fetch_page_ = cache_.page(base);
+  fetch_base_ = base;
+  return fetch_page_[(pc - base) >> 1];
+}
+
+void Hart::decode_into(Insn& slot) {
+  uint64_t pc = s.pc;
+  uint16_t lo = 0, hi = 0;
+  std::memcpy(&lo, ram_ptr(pc), 2);  // fetch_slow checked the page is RAM
+  if (!is_compressed(lo)) {
+    uint64_t next = pc + 2;
+    if (!bus_.ram().contains(next, 2)) {
+      // The second half lies outside RAM: fault on that half's address.
+      slot = fault_insn_;
+      slot.imm = 2;
+      return;
+    }
+    std::memcpy(&hi, ram_ptr(next), 2);
+    if ((next & (kPageSize - 1)) == 0) cache_.watch_page(next);  // crosses a page
+  }
+  slot = decode(lo, hi);
+}
+
+// --- Memory slow paths -----------------------------------------------------
+
+bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
+  if (bus_.load(accessor(), addr, size, out) == AccessResult::ok) {
+    if (size < 8) out &= (uint64_t{1} << (8 * size)) - 1;
+    return true;
+  }
+  // Devices only decode aligned accesses; a misaligned one is reported as
+  // misaligned (the spec lets I/O regions do that), anything else as a fault.
+  bool misaligned = (addr & (size - 1)) != 0 && bus_.device_at(addr) != nullptr;
+  raise(misaligned ? kLoadMisaligned : kLoadAccessFault, addr);
+  return false;
+}
+
+bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
+  if (bus_.store(accessor(), addr, size, value) == AccessResult::ok) return true;
+  bool misaligned = (addr & (size - 1)) != 0 && bus_.device_at(addr) != nullptr;
+  raise(misaligned ? kStoreMisaligned : kStoreAccessFault, addr);
+  return false;
+}
+
+bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
+  if (addr & (size - 1)) {
+    raise(is_load_reserved ? kLoadMisaligned : kStoreMisaligned, addr);
+    return false;
+  }
+  if (!bus_.ram().contains(addr, size)) {  // devices do not support atomics
+    raise(is_load_reserved ? kLoadAccessFault : kStoreAccessFault, addr);
+    return false;
+  }
+  return true;
+}
+
+void Hart::note_atomic_store(uint64_t addr, unsigned size) {
+  if (bus_.ram().page_flags(addr)) bus_.notify_flagged_store(accessor(), addr, size);
+}
+
+// --- Traps and interrupts --------------------------------------------------
+
+void Hart::raise(uint64_t cause, uint64_t tval) {
+  take_trap(TrapInfo{cause, tval, s.pc, false});
+}
+
+void Hart::take_trap(const TrapInfo& t) {
+  last_trap_ = t;
+  s.cycle += timing::kTrapEntryCycles;
+  if (hooks_ && !hooks_->empty()) {
+    HookResult r = hooks_->run(*this, t);
+    if (r != HookResult::pass) {
+      if (on_trap) on_trap(*this, TrapRecord{t, false});
+      if (r == HookResult::stop) {
+        stop_reason_ = StopReason::hook;
+        request_stop();
+      }
+      return;
+    }
+  }
+  if (on_trap) on_trap(*this, TrapRecord{t, true});
+
+  if (!t.interrupt) {
+    nested_traps_ = (s.instret == instret_at_last_trap_) ? nested_traps_ + 1 : 0;
+    instret_at_last_trap_ = s.instret;
+    if (nested_traps_ >= kMaxNestedTraps) {
+      stop_reason_ = StopReason::trap_loop;
+      request_stop();
+      return;
+    }
+  }
+
+  s.mepc = t.pc & ~uint64_t{1};
+  s.mcause = t.cause | (t.interrupt ? (uint64_t{1} << 63) : 0);
+  s.mtval = t.tval;
+  uint64_t st = s.mstatus;
+  st = (st & ~kMstatusMPIE) | ((st & kMstatusMIE) ? kMstatusMPIE : 0);
+  st &= ~kMstatusMIE;
+  st = (st & ~kMstatusMPP) | (static_cast<uint64_t>(s.priv) << 11);
+  s.mstatus = st;
+  s.priv = Priv::M;
+  uint64_t base = s.mtvec & ~uint64_t{3};
+  s.pc = (t.interrupt && (s.mtvec & 1)) ? base + 4 * t.cause : base;
+}
+
+uint64_t Hart::mip() const {
+  uint64_t v = 0;
+  if (clint_.msip(id_)) v |= kMSIP;
+  if (s.cycle >= clint_.timer_cycle(id_)) v |= kMTIP;
+  return v;
+}
+
+bool Hart::check_interrupts() {
+  uint64_t pending = mip() & s.mie;
+  if (!pending) return false;
+  if (s.priv == Priv::M && !(s.mstatus & kMstatusMIE)) return false;
+  // Priority among machine interrupts: external, software, timer.
+  uint64_t cause = (pending & kMEIP) ? kIrqMExt : (pending & kMSIP) ? kIrqMSoft : kIrqMTimer;
+  take_trap(TrapInfo{cause, 0, s.pc, true});
+  return true;
+}
+
+uint64_t Hart::wake_cycle() const {
+  if (!idle_) return s.cycle;
+  if (mip() & s.mie) return s.cycle;
+  if (s.mie & kMTIP) return std::max(s.cycle, clint_.timer_cycle(id_));
+  return kNever;
+}
+
+void Hart::advance_idle(uint64_t to_cycle) {
+  if (to_cycle > s.cycle) s.cycle = to_cycle;
+}
+
+void Hart::do_mret(const Insn& i) {
+  if (s.priv != Priv::M) {
+    raise(kIllegalInsn, i.raw);
+    return;
+  }
+  uint64_t st = s.mstatus;
+  s.priv = static_cast<Priv>((st & kMstatusMPP) >> 11);
+  st = (st & ~kMstatusMIE) | ((st & kMstatusMPIE) ? kMstatusMIE : 0);
+  st |= kMstatusMPIE;
+  st &= ~kMstatusMPP;  // MPP <- least-privileged mode (U)
+  if (s.priv != Priv::M) st &= ~kMstatusMPRV;
+  s.mstatus = st;
+  s.pc = s.mepc;
+  s.cycle += i.cycles;
+  ++s.instret;
+  stop_ = 0;  // interrupt enable may have changed
+}
+
+void Hart::do_wfi(const Insn& i) {
+  // In U-mode with mstatus.TW set WFI is illegal; otherwise it completes,
+  // and without a pending enabled interrupt the hart idles until one comes.
+  if (s.priv == Priv::U && (s.mstatus & kMstatusTW)) {
+    raise(kIllegalInsn, i.raw);
+    return;
+  }
+  retire(i);
+  if ((mip() & s.mie) == 0 && s.priv == Priv::M) {
+    idle_ = true;
+    stop_ = 0;
+  }
+}
+
+}  // namespace ksim::rv64

@@ -1,0 +1,167 @@
+// One RV64IMAC hart: architectural state, the interpreter loop and the
+// memory-access fast paths the instruction semantics use.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <functional>
+
+#include "cpu/cpu.hpp"
+#include "cpu/isa.hpp"
+#include "cpu/rv64/csr_numbers.hpp"
+#include "cpu/rv64/decode_cache.hpp"
+#include "cpu/rv64/insn.hpp"
+#include "cpu/rv64/reservations.hpp"
+#include "cpu/trap_hooks.hpp"
+#include "mem/bus.hpp"
+#include "mem/clint.hpp"
+
+namespace ksim::rv64 {
+
+// Architectural state. Public so the instruction semantics read like the
+// manual (h.s.x[rs1] + h.s.x[rs2]).
+struct State {
+  uint64_t x[33] = {};  // x[32] is the sink writes to x0 go to; x[0] stays 0
+  uint64_t pc = 0;
+  Priv priv = Priv::M;
+  uint64_t cycle = 0;    // this hart's clock: the scheduler orders harts by it
+  uint64_t instret = 0;  // instructions retired
+  // Machine CSRs with storage (the rest are computed or read-only).
+  uint64_t mstatus = kMstatusUXL64;
+  uint64_t mie = 0, mtvec = 0, mscratch = 0, mepc = 0, mcause = 0, mtval = 0;
+  uint64_t mcounteren = 0;
+  uint64_t mcycle_base = 0, minstret_base = 0;  // mcycle = cycle - base
+};
+
+// What ended a run() call early, besides reaching `until`.
+enum class StopReason { none, requested, trap_loop, hook };
+
+class Hart final : public Cpu {
+ public:
+  Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
+       const TrapHookChain* hooks);
+
+  // --- Cpu interface -------------------------------------------------------
+  Isa isa() const override { return Isa::rv64; }
+  int id() const override { return id_; }
+  uint64_t pc() const override { return s.pc; }
+  void set_pc(uint64_t pc) override { s.pc = pc; }
+  int gpr_count() const override { return 32; }
+  uint64_t gpr(int i) const override { return s.x[i]; }
+  void set_gpr(int i, uint64_t v) override { if (i > 0 && i < 32) s.x[i] = v; }
+  std::string gpr_name(int i) const override;
+  uint64_t cycle() const override { return s.cycle; }
+  uint64_t instret() const override { return s.instret; }
+  void run(uint64_t until) override;
+  bool idle() const override { return idle_; }
+  uint64_t wake_cycle() const override;
+  void advance_idle(uint64_t to_cycle) override;
+  void interrupts_changed() override { stop_ = 0; }
+  void request_stop() override { stop_requested_ = true; stop_ = 0; }
+
+  // --- Observation ---------------------------------------------------------
+  struct TrapRecord {
+    TrapInfo info;
+    bool delivered;  // false when a host hook handled it
+  };
+  std::function<void(const Hart&, const TrapRecord&)> on_trap;
+  // Called before each instruction executes when tracing instructions (the
+  // untraced loop never looks at it).
+  std::function<void(const Hart&, const Insn&)> on_insn;
+  void set_trace_insns(bool on) { trace_insns_ = on; }
+  StopReason stop_reason() const { return stop_reason_; }
+  const TrapInfo& last_trap() const { return last_trap_; }
+
+  // --- Used by the instruction semantics ------------------------------------
+  State s;
+
+  void retire(const Insn& i) {
+    s.pc += i.len;
+    s.cycle += i.cycles;
+    ++s.instret;
+  }
+  // Raises a synchronous exception at the current PC (not retired).
+  void raise(uint64_t cause, uint64_t tval);
+
+  template <typename T>
+  bool load(uint64_t addr, T& out) {
+    uint64_t off = addr - ram_base_;
+    if (off <= ram_size_ - sizeof(T)) [[likely]] {
+      std::memcpy(&out, ram_ + off, sizeof(T));
+      return true;
+    }
+    uint64_t v;
+    if (!load_slow(addr, sizeof(T), v)) return false;
+    out = static_cast<T>(v);
+    return true;
+  }
+  template <typename T>
+  bool store(uint64_t addr, T value) {
+    uint64_t off = addr - ram_base_;
+    if (off <= ram_size_ - sizeof(T)) [[likely]] {
+      std::memcpy(ram_ + off, &value, sizeof(T));
+      if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
+        bus_.notify_flagged_store(accessor(), addr, sizeof(T));
+      return true;
+    }
+    return store_slow(addr, sizeof(T), static_cast<uint64_t>(value));
+  }
+  // Atomic memory operations: RAM only, naturally aligned.
+  bool amo_check(uint64_t addr, unsigned size, bool is_load_reserved);
+  uint8_t* ram_ptr(uint64_t addr) { return ram_ + (addr - ram_base_); }
+  void note_atomic_store(uint64_t addr, unsigned size);
+
+  // CSR access; returns false (and raises illegal instruction) on failure.
+  bool csr_read(uint32_t num, uint64_t& value, const Insn& i);
+  bool csr_write(uint32_t num, uint64_t value, const Insn& i);
+
+  void do_mret(const Insn& i);
+  void do_wfi(const Insn& i);
+  Reservations& reservations() { return res_; }
+
+  uint64_t mip() const;
+  Accessor accessor() const { return Accessor{id_, s.cycle}; }
+  Bus& bus() { return bus_; }
+
+  // Called by exec_decode: decodes the instruction at s.pc into `slot`.
+  void decode_into(Insn& slot);
+
+ private:
+  template <bool kTrace>
+  void loop();
+  const Insn& fetch(uint64_t pc) {
+    uint64_t off = pc - fetch_base_;
+    if (off < kPageSize) [[likely]] return fetch_page_[off >> 1];
+    return fetch_slow(pc);
+  }
+  const Insn& fetch_slow(uint64_t pc);
+  bool load_slow(uint64_t addr, unsigned size, uint64_t& out);
+  bool store_slow(uint64_t addr, unsigned size, uint64_t value);
+  bool check_interrupts();
+  void take_trap(const TrapInfo& t);
+
+  int id_;
+  Bus& bus_;
+  Clint& clint_;
+  DecodeCache& cache_;
+  Reservations& res_;
+  const TrapHookChain* hooks_;
+  uint8_t* ram_;
+  uint64_t ram_base_, ram_size_;
+  const uint8_t* page_flags_;
+
+  // Fetch window: the decoded page the hart is executing from.
+  uint64_t fetch_base_ = ~uint64_t{0};
+  Insn* fetch_page_ = nullptr;
+  Insn fault_insn_{};  // returned for fetches outside RAM
+
+  uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
+  bool stop_requested_ = false;
+  bool idle_ = false;
+  bool trace_insns_ = false;
+  StopReason stop_reason_ = StopReason::none;
+  TrapInfo last_trap_{};
+  uint64_t instret_at_last_trap_ = ~uint64_t{0};
+  int nested_traps_ = 0;
+};
+
+}  // namespace ksim::rv64

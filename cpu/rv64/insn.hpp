@@ -1,0 +1,70 @@
+// Decoded RV64 instructions and the instruction table that describes them.
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "cpu/timing.hpp"
+
+namespace ksim::rv64 {
+
+class Hart;
+struct Insn;
+// The interpreter runs an instruction by calling its exec function directly
+// (no virtual call, no switch): see hart.hpp for the loop.
+using ExecFn = void (*)(Hart&, const Insn&);
+
+enum class Op : uint16_t {
+#define X(id, mn, mask, match, fmt, cls, probe) id,
+#include "cpu/rv64/insn_table.def"
+#undef X
+  illegal,   // not an RV64IMAC+Zicsr+Zifencei encoding
+  count_
+};
+
+// Operand layout, used by the disassembler.
+enum class Format : uint8_t { R, I, SHIFT, LOAD, STORE, B, U, J, JALR, CSR, CSRI, AMO, LR, FENCE, NONE };
+
+// How the kprobes engine may treat an instruction at a probepoint.
+enum class Probe : uint8_t { step, simulate, reject };
+
+struct OpInfo {
+  const char* mnemonic;
+  uint32_t mask, match;
+  Format format;
+  timing::Class timing;
+  Probe probe;
+  ExecFn exec;
+};
+
+// The table, indexed by Op.
+const OpInfo& op_info(Op op);
+
+// One pre-decoded instruction. 24 bytes; the decode cache holds one per
+// halfword of a code page.
+struct Insn {
+  ExecFn exec;       // semantics (or the decode-on-first-use stub)
+  int32_t imm;       // sign-extended immediate; CSR number for CSR ops
+  uint8_t rd;        // destination as encoded (0..31), for display
+  uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
+  uint8_t rs1, rs2;  // sources (for CSR*I, rs1 holds the 5-bit immediate)
+  Op op;
+  uint8_t len;       // 2 (compressed) or 4
+  uint8_t cycles;    // base cost from the timing model
+  uint32_t raw;      // the encoding as fetched (16 or 32 bits)
+};
+
+// Decodes a 32-bit encoding (len 4). Unknown encodings decode to Op::illegal.
+Insn decode32(uint32_t raw);
+// Decodes a 16-bit compressed encoding by expanding it to its 32-bit
+// equivalent; the result keeps len 2 and the 16-bit raw bits.
+Insn decode16(uint16_t raw);
+// Decodes whichever form `low16` starts (low two bits != 11 => compressed).
+// `high16` is only read for 32-bit instructions.
+Insn decode(uint16_t low16, uint16_t high16);
+inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
+
+// Expands a compressed instruction to the 32-bit instruction it stands
+// for; returns 0 for reserved or unsupported encodings (e.g. C.FLD).
+uint32_t expand_compressed(uint16_t c);
+
+}  // namespace ksim::rv64

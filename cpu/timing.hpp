@@ -1,0 +1,66 @@
+// The timing model: every cycle cost ksim charges, in one place.
+//
+// Model v1 is a scalar, in-order, single-issue core with a perfect cache:
+// each instruction costs a fixed number of cycles by class, plus a penalty
+// for taken control transfers. It stands for a simple embedded pipeline
+// (the classic five-stage RISC of Hennessy & Patterson, "Computer
+// Organization and Design", ch. 4: one instruction per cycle, a redirect
+// bubble on taken branches, multi-cycle multiply and divide units).
+// The per-class numbers below are the model's assumptions, not
+// measurements of a particular chip; where a published figure guided the
+// choice it is named. A later refinement (pipeline hazards, caches) replaces
+// these constants here and nowhere else. No constant is tuned to make a
+// benchmark come out right.
+#pragma once
+#include <cstdint>
+
+namespace ksim::timing {
+
+// Instruction classes shared by both ISAs' instruction tables.
+enum class Class : uint8_t {
+  alu,        // integer ALU, LUI/AUIPC, moves
+  mul,        // integer multiply
+  div,        // integer divide / remainder
+  load,       // memory read
+  store,      // memory write
+  branch,     // conditional branch (not-taken cost; taken adds kTakenPenalty)
+  jump,       // unconditional direct or indirect jump, call, return
+  atomic,     // LR/SC/AMO, locked read-modify-write
+  csr,        // CSR / system-register access (serialising)
+  fence,      // FENCE, FENCE.I, memory barriers
+  system,     // ECALL, EBREAK, MRET, WFI, traps that do not retire
+  count_
+};
+
+// Base cost in cycles of one instruction of each class.
+inline constexpr uint8_t kClassCycles[static_cast<int>(Class::count_)] = {
+    1,   // alu: one pipeline slot
+    3,   // mul: a pipelined multiplier's result latency (SiFive U74 core
+         //      complex manual lists 3-cycle latency for MUL on its in-order
+         //      pipeline; taken as representative)
+    20,  // div: iterative divider, mid-range of the variable latencies such
+         //      in-order cores document; modelled as fixed for now
+    2,   // load: one cycle plus the load-use slot, cache always hits
+    1,   // store: store buffer absorbs it
+    1,   // branch: not taken
+    2,   // jump: always redirects fetch (one bubble)
+    5,   // atomic: read, modify, write back, held exclusive
+    3,   // csr: serialising access to machine state
+    3,   // fence: drains the (modelled) store buffer
+    3,   // system: pipeline flush
+};
+
+// Extra cycles when a conditional branch is taken (fetch redirect bubble).
+inline constexpr uint8_t kTakenPenalty = 1;
+
+// Cycles to enter a trap handler (flush + vector fetch), charged on every
+// exception and interrupt delivery, on top of the faulting instruction.
+inline constexpr uint8_t kTrapEntryCycles = 5;
+
+// CLINT timebase: mtime ticks once per this many core cycles (a 100 MHz
+// core with a 10 MHz timebase, QEMU virt's timebase frequency).
+inline constexpr uint64_t kTimebaseDivider = 10;
+
+constexpr uint8_t cycles(Class c) { return kClassCycles[static_cast<int>(c)]; }
+
+}  // namespace ksim::timing

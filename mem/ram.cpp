@@ -1,0 +1,22 @@
+#include "mem/ram.hpp"
+
+#include <sys/mman.h>
+
+#include <new>
+#include <stdexcept>
+
+namespace ksim {
+
+Ram::Ram(uint64_t base, uint64_t size) : base_(base), size_(size) {
+  if (size == 0 || size % kPageSize != 0 || base % kPageSize != 0 || base + size < base)
+    throw std::invalid_argument("RAM base and size must be page aligned and non-empty");
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  host_ = static_cast<uint8_t*>(p);
+  flags_.assign(size >> kPageShift, 0);
+}
+
+Ram::~Ram() { munmap(host_, size_); }
+
+}  // namespace ksim

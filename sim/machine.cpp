@@ -1,0 +1,182 @@
+#include "sim/machine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "sim/platform.hpp"
+
+namespace ksim {
+
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+// When a CPU next has something to do: now if it is runnable, its wake-up
+// time if it idles, kNever if only someone else can wake it.
+uint64_t ready_at(const Cpu& c) { return c.idle() ? c.wake_cycle() : c.cycle(); }
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+}  // namespace
+
+Machine::Machine(const MachineConfig& cfg) : cfg_(cfg), bus_(memmap::kRamBase, cfg.ram_size) {
+  if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
+  if (cfg.quantum < 1) throw InputError("quantum must be at least 1 cycle");
+  if (cfg.isa != Isa::rv64) throw InputError("the x86 core is not available yet: use --isa rv64");
+  platform_ = make_rv64_platform(*this);
+  cpus_ = platform_->cpus();
+  idle_reported_.assign(cpus_.size(), false);
+}
+
+Machine::~Machine() = default;
+
+void Machine::load(const ElfImage& image) {
+  if (image.isa != cfg_.isa) throw InputError("image ISA does not match the machine");
+  bool entry_ok = false;
+  for (const auto& seg : image.segments) {
+    if (!bus_.ram().contains(seg.paddr, std::max<uint64_t>(seg.memsz, 1)))
+      throw InputError("segment at " + hex(seg.paddr) + " (" + std::to_string(seg.memsz) +
+                       " bytes) does not fit in RAM [" + hex(bus_.ram().base()) + ", " +
+                       hex(bus_.ram().base() + bus_.ram().size()) + ")");
+    bus_.write_bytes(seg.paddr, seg.bytes.data(), seg.bytes.size());
+    std::vector<uint8_t> zeros(seg.memsz - seg.bytes.size(), 0);
+    bus_.write_bytes(seg.paddr + seg.bytes.size(), zeros.data(), zeros.size());
+    if (seg.executable && image.entry - seg.paddr < seg.memsz) entry_ok = true;
+  }
+  if (!entry_ok) throw InputError("entry point " + hex(image.entry) + " is not inside an executable segment");
+  symbols_ = image.symbols;
+  for (Cpu* c : cpus_) c->set_pc(image.entry);
+
+  // riscv-tests convention: a store to `tohost` of (status << 1) | 1 ends
+  // the run with that status.
+  if (const Symbol* t = symbols_.find("tohost")) {
+    if (!bus_.ram().contains(t->addr, 8)) throw InputError("tohost symbol at " + hex(t->addr) + " is outside RAM");
+    tohost_ = t->addr;
+    has_tohost_ = true;
+    bus_.ram().set_page_flag(tohost_, kPageWatched);
+    bus_.on_store_to_flagged(kPageWatched, [this](const Accessor& who, uint64_t addr, unsigned size) {
+      if (!has_tohost_ || addr >= tohost_ + 8 || addr + size <= tohost_) return;
+      uint64_t v = 0;
+      bus_.read_bytes(tohost_, &v, 8);
+      // Even non-zero values are HTIF commands (syscalls, console), which
+      // the -p- environment never sends; they are ignored.
+      if (v & 1) power_off(static_cast<int>(v >> 1), who.cycle, who.cpu);
+    });
+  }
+}
+
+void Machine::power_off(int status, uint64_t cycle, int cpu) {
+  if (exit_status_) return;
+  exit_status_ = status;
+  flush_console();
+  events_.emit(Event{cycle, cpu, EventKind::exit, static_cast<uint64_t>(static_cast<int64_t>(status)), 0, 0,
+                     "poweroff"});
+  for (Cpu* c : cpus_) c->request_stop();
+}
+
+void Machine::request_stop(const std::string& reason) {
+  if (!stop_reason_.empty()) return;
+  stop_reason_ = reason;
+  for (Cpu* c : cpus_) c->request_stop();
+}
+
+void Machine::console_putc(const Accessor& who, char c) {
+  console_ += c;
+  if (console_sink) console_sink(c);
+  if (line_.empty()) {
+    line_cpu_ = who.cpu;
+    line_cycle_ = who.cycle;
+  }
+  if (c == '\n') {
+    events_.emit(Event{line_cycle_, line_cpu_, EventKind::console, 0, 0, 0, line_});
+    line_.clear();
+  } else {
+    line_ += c;
+  }
+}
+
+void Machine::flush_console() {
+  if (line_.empty()) return;
+  events_.emit(Event{line_cycle_, line_cpu_, EventKind::console, 0, 0, 0, line_});
+  line_.clear();
+}
+
+void Machine::cpu_interrupts_changed(int cpu) {
+  Cpu& c = *cpus_[cpu];
+  c.interrupts_changed();
+  // A CPU woken by another one cannot wake before the waker's present.
+  if (c.idle() && c.wake_cycle() != kNever) c.advance_idle(now());
+}
+
+uint64_t Machine::now() const {
+  if (running_ >= 0) return cpus_[running_]->cycle();
+  uint64_t t = 0;
+  for (Cpu* c : cpus_) t = std::max(t, c->cycle());
+  return t;
+}
+
+RunResult Machine::run() {
+  platform_->set_trace_insns(events_.wants_insns());
+  auto finish = [this](RunResult r) {
+    flush_console();
+    r.cycles = 0;
+    for (Cpu* c : cpus_) {
+      r.cycles = std::max(r.cycles, c->cycle());
+      r.instret += c->instret();
+    }
+    if (r.end != RunResult::End::poweroff)
+      events_.emit(Event{r.cycles, -1, EventKind::exit, static_cast<uint64_t>(r.status), 0, 0, r.reason});
+    return r;
+  };
+
+  while (true) {
+    if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
+    if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
+
+    // The CPU furthest behind runs next; ties go to the lowest number.
+    int next = -1;
+    uint64_t next_t = kNever, other_t = kNever;
+    for (int i = 0; i < cpu_count(); ++i) {
+      uint64_t t = ready_at(*cpus_[i]);
+      if (t < next_t) {
+        other_t = next_t;
+        next_t = t;
+        next = i;
+      } else if (t < other_t) {
+        other_t = t;
+      }
+    }
+    if (next < 0)
+      return finish({RunResult::End::crash, 0,
+                     "every CPU is waiting for an interrupt that nothing will send (wfi with no timer armed)", 0,
+                     0});
+    if (next_t >= cfg_.max_cycles) return finish({RunResult::End::cycle_limit, 0, "cycle limit reached", 0, 0});
+
+    Cpu& c = *cpus_[next];
+    if (c.idle()) {
+      c.advance_idle(next_t);
+      if (idle_reported_[next]) {
+        events_.emit(Event{c.cycle(), next, EventKind::wake, 0, 0, 0, ""});
+        idle_reported_[next] = false;
+      }
+    }
+    uint64_t until = cfg_.max_cycles;
+    if (other_t != kNever) until = std::min(until, std::max(other_t, c.cycle()) + cfg_.quantum);
+
+    running_ = next;
+    c.run(until);
+    running_ = -1;
+
+    std::string crash = platform_->crash_reason(next);
+    if (!crash.empty()) return finish({RunResult::End::crash, 0, crash, 0, 0});
+    if (c.idle() && !idle_reported_[next]) {
+      events_.emit(Event{c.cycle(), next, EventKind::idle, 0, 0, 0, ""});
+      idle_reported_[next] = true;
+    }
+  }
+}
+
+}  // namespace ksim

@@ -1,0 +1,104 @@
+// A simulated machine: RAM and devices on a bus, N CPUs of one ISA, the
+// trap hook chain, the event stream, and the scheduler that runs the CPUs.
+//
+// Scheduling rule (deterministic by construction): the CPU whose clock is
+// furthest behind runs next, ties to the lowest CPU number, for at most
+// `quantum` cycles past the next CPU's clock. No host time, thread or
+// address ever decides an order.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu.hpp"
+#include "cpu/isa.hpp"
+#include "cpu/trap_hooks.hpp"
+#include "mem/bus.hpp"
+#include "mem/memory_map.hpp"
+#include "sim/elf/elf_image.hpp"
+#include "sim/events.hpp"
+
+namespace ksim {
+
+struct MachineConfig {
+  Isa isa = Isa::rv64;
+  int cpus = 1;
+  uint64_t ram_size = memmap::kRamDefaultSize;
+  uint64_t max_cycles = 10'000'000'000ull;
+  // A CPU may run this many cycles past the CPU furthest behind before the
+  // scheduler switches (1 = exact lockstep; larger is faster, still
+  // deterministic).
+  uint64_t quantum = 1000;
+};
+
+struct RunResult {
+  enum class End { poweroff, cycle_limit, crash, hook_stop };
+  End end = End::poweroff;
+  int status = 0;         // guest exit status for poweroff
+  std::string reason;     // one line for crash / hook_stop
+  uint64_t cycles = 0;    // the furthest CPU clock
+  uint64_t instret = 0;   // all CPUs
+};
+
+class Platform;  // ISA-specific devices and CPUs (sim/platform_*.cpp)
+
+class Machine {
+ public:
+  explicit Machine(const MachineConfig& cfg);
+  ~Machine();
+
+  // Copies the image's segments into RAM, points every CPU at its entry and
+  // arms the `tohost` watch if the image has that symbol. Throws InputError
+  // when a segment does not fit in RAM.
+  void load(const ElfImage& image);
+  RunResult run();
+
+  const MachineConfig& config() const { return cfg_; }
+  Bus& bus() { return bus_; }
+  int cpu_count() const { return static_cast<int>(cpus_.size()); }
+  Cpu& cpu(int i) { return *cpus_[i]; }
+  TrapHookChain& trap_hooks() { return hooks_; }
+  EventStream& events() { return events_; }
+  const SymbolTable& symbols() const { return symbols_; }
+  // Everything the guest printed on the console so far.
+  const std::string& console() const { return console_; }
+
+  // Ends the run after the current instruction (devices, hooks, tohost).
+  void power_off(int status, uint64_t cycle, int cpu);
+  // Ends the run on behalf of a host component (a trap hook that returned
+  // HookResult::stop); `reason` is reported as the run's end.
+  void request_stop(const std::string& reason);
+  // Receives each console byte as the guest writes it (the CLI prints it).
+  std::function<void(char)> console_sink;
+
+  // Used by the platform's devices.
+  void console_putc(const Accessor& who, char c);
+  void cpu_interrupts_changed(int cpu);
+  uint64_t now() const;  // clock of the running CPU (or max when none runs)
+
+ private:
+  void flush_console();
+
+  MachineConfig cfg_;
+  Bus bus_;
+  TrapHookChain hooks_;
+  EventStream events_;
+  SymbolTable symbols_;
+  std::unique_ptr<Platform> platform_;
+  std::vector<Cpu*> cpus_;
+  std::string console_;
+  std::string line_;  // console line being assembled
+  int line_cpu_ = 0;
+  uint64_t line_cycle_ = 0;
+  std::optional<int> exit_status_;
+  std::string stop_reason_;
+  std::vector<bool> idle_reported_;
+  int running_ = -1;
+  uint64_t tohost_ = 0;
+  bool has_tohost_ = false;
+};
+
+}  // namespace ksim
