@@ -120,6 +120,7 @@ uint64_t Machine::now() const {
 
 RunResult Machine::run() {
   platform_->set_trace_insns(events_.wants_insns());
+  stop_reason_.clear();  // a host stop ends one run(); the next one resumes
   auto finish = [this](RunResult r) {
     flush_console();
     r.cycles = 0;
