@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ksim {
@@ -21,6 +22,9 @@ struct Symbol {
 class SymbolTable {
  public:
   void add(Symbol s);
+  // Optional: an address range (an allocated section) that bounds size-0
+  // symbols, so that the last label of .text does not claim what follows.
+  void add_region(uint64_t addr, uint64_t size);
   // Must be called after the last add() and before any lookup.
   void finalize();
 
@@ -41,6 +45,9 @@ class SymbolTable {
  private:
   std::vector<Symbol> by_addr_;               // sorted by (addr, name)
   std::vector<uint32_t> by_name_;             // indices into by_addr_, sorted by name
+  std::vector<uint64_t> last_;                // per by_addr_: last address it covers
+  std::vector<uint64_t> max_last_;            // prefix maximum of last_
+  std::vector<std::pair<uint64_t, uint64_t>> regions_;  // [first, last] inclusive
 };
 
 }  // namespace ksim
