@@ -6,7 +6,16 @@ namespace ksim::rv64 {
 
 Insn decode_stub() {
   Insn in{};
+  in.fast = &fast_decode;
   in.exec = &exec_decode;
+  in.op = Op::illegal;
+  return in;
+}
+
+Insn page_end_guard() {
+  Insn in{};
+  in.fast = &fast_go_precise;
+  in.exec = &exec_page_end;
   in.op = Op::illegal;
   return in;
 }
@@ -22,7 +31,8 @@ Insn* DecodeCache::page(uint64_t page_base) {
   if (!slot) {
     slot = std::make_unique<Page>();
     const Insn stub = decode_stub();
-    for (auto& in : slot->insns) in = stub;
+    for (unsigned k = 0; k < kInsnsPerPage; ++k) slot->insns[k] = stub;
+    slot->insns[kInsnsPerPage] = slot->insns[kInsnsPerPage + 1] = page_end_guard();
     bus_.ram().set_page_flag(page_base, kPageHasCode);
   }
   return slot->insns;
@@ -42,7 +52,7 @@ void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
     auto it = pages_.find(a & ~(kPageSize - 1));
     if (it == pages_.end()) continue;
     Insn& in = it->second->insns[(a & (kPageSize - 1)) >> 1];
-    if (in.exec != stub.exec) {
+    if (in.fast != stub.fast) {
       in = stub;
       ++invalidations_;
     }
@@ -52,7 +62,7 @@ void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
 void DecodeCache::flush() {
   const Insn stub = decode_stub();
   for (auto& [base, page] : pages_)
-    for (auto& in : page->insns) in = stub;
+    for (unsigned k = 0; k < kInsnsPerPage; ++k) page->insns[k] = stub;
 }
 
 }  // namespace ksim::rv64

@@ -43,15 +43,19 @@ class DecodeCache {
   uint64_t invalidations() const { return invalidations_; }
 
  private:
+  // Two guard entries follow the last halfword: sequential execution that
+  // runs off the page lands on one of them (2048 after a 2-byte instruction
+  // at offset 0xffe... or 2049 after a 4-byte one) and goes back to fetch.
   struct Page {
-    Insn insns[kInsnsPerPage];
+    Insn insns[kInsnsPerPage + 2];
   };
   Bus& bus_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
   uint64_t invalidations_ = 0;
 };
 
-// The entry every slot starts with.
+// The entry every slot starts with, and the guard entry.
 Insn decode_stub();
+Insn page_end_guard();
 
 }  // namespace ksim::rv64

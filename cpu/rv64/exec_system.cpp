@@ -51,10 +51,23 @@ void exec_fetch_fault(Hart& h, const Insn& i) {
   h.raise(kInsnAccessFault, h.s.pc + static_cast<uint64_t>(i.imm));
 }
 
+Next fast_go_precise(Hart&, const Insn*, uint64_t cycle) { return {nullptr, cycle}; }
+
+// Decode-on-first-use. The cache owns the entry, so it is filled in place.
 void exec_decode(Hart& h, const Insn& i) {
-  Insn& slot = const_cast<Insn&>(i);  // the cache owns the entry; fill it in
-  h.decode_into(slot);
+  Insn& slot = const_cast<Insn&>(i);
+  h.decode_into(slot, h.s.pc);
   slot.exec(h, slot);
 }
+Next fast_decode(Hart& h, const Insn* i, uint64_t cycle) {
+  Insn& slot = const_cast<Insn&>(*i);
+  h.decode_into(slot, h.pc_of(i));
+  return slot.fast(h, i, cycle);
+}
+
+// The guard entries after a page's last halfword: execution ran off the
+// end of the page. Nothing to execute; the loop refetches from s.pc, which
+// it has set to the first address of the next page.
+void exec_page_end(Hart&, const Insn&) {}
 
 }  // namespace ksim::rv64

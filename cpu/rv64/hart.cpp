@@ -32,6 +32,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_size_(bus.ram().size()),
       page_flags_(bus.ram().flag_table()) {
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
+  fault_insn_.fast = &fast_go_precise;
   fault_insn_.exec = &exec_fetch_fault;
   fault_insn_.op = Op::illegal;
 }
@@ -40,11 +41,43 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 
 // --- The interpreter -------------------------------------------------------
 
-template <bool kTrace>
-void Hart::loop() {
+// Two paths. The fast loop keeps the PC (as a pointer to the decoded
+// entry), the cycle count and the retired count in host registers; the
+// instruction's `fast` function returns the next entry and cycle. Nothing
+// is written back to `s` per instruction, which is what makes it fast.
+// Whenever an instruction needs more (a trap, a device, a CSR, a page
+// change), its `fast` returns nullptr: the loop writes its state back to
+// `s` and runs the instruction's precise semantics, then reloads.
+void Hart::loop_fast() {
+  uint64_t cycle = s.cycle, retired = 0;
+  const Insn* ip = &fetch(s.pc);
+  while (cycle < stop_) {
+    Next r = ip->fast(*this, ip, cycle);
+    if (r.ip) [[likely]] {
+      ip = r.ip;
+      cycle = r.cycle;
+      ++retired;
+      continue;
+    }
+    s.cycle = cycle;
+    s.instret += retired;
+    retired = 0;
+    s.pc = pc_of_any(ip);
+    ip->exec(*this, *ip);
+    cycle = s.cycle;
+    ip = &fetch(s.pc);
+  }
+  s.cycle = cycle;
+  s.instret += retired;
+  s.pc = pc_of_any(ip);
+}
+
+// One instruction at a time with the state always current: used when
+// every instruction is observed (tracing).
+void Hart::loop_precise() {
   while (s.cycle < stop_) {
     const Insn& in = fetch(s.pc);
-    if constexpr (kTrace) on_insn(*this, in);
+    on_insn(*this, in);
     in.exec(*this, in);
   }
 }
@@ -63,22 +96,24 @@ void Hart::run(uint64_t until) {
     uint64_t timer = clint_.timer_cycle(id_);
     stop_ = (timer > s.cycle && timer < until) ? timer : until;
     if (trace_insns_ && on_insn)
-      loop<true>();
+      loop_precise();
     else
-      loop<false>();
+      loop_fast();
   }
 }
 
 const Insn& Hart::fetch_slow(uint64_t pc) {
   uint64_t base = pc & ~(kPageSize - 1);
-  if (!bus_.ram().contains(base, kPageSize)) return fault_insn_;
+  if (!bus_.ram().contains(base, kPageSize)) {
+    fault_pc_ = pc;
+    return fault_insn_;
+  }
   fetch_page_ = cache_.page(base);
   fetch_base_ = base;
   return fetch_page_[(pc - base) >> 1];
 }
 
-void Hart::decode_into(Insn& slot) {
-  uint64_t pc = s.pc;
+void Hart::decode_into(Insn& slot, uint64_t pc) {
   uint16_t lo = 0, hi = 0;
   std::memcpy(&lo, ram_ptr(pc), 2);  // fetch_slow checked the page is RAM
   if (!is_compressed(lo)) {

@@ -64,8 +64,8 @@ class Hart final : public Cpu {
     bool delivered;  // false when a host hook handled it
   };
   std::function<void(const Hart&, const TrapRecord&)> on_trap;
-  // Called before each instruction executes when tracing instructions (the
-  // untraced loop never looks at it).
+  // Called before each instruction executes when tracing instructions, with
+  // s.pc and s.cycle up to date (the untraced loop never looks at it).
   std::function<void(const Hart&, const Insn&)> on_insn;
   void set_trace_insns(bool on) { trace_insns_ = on; }
   StopReason stop_reason() const { return stop_reason_; }
@@ -82,6 +82,42 @@ class Hart final : public Cpu {
   // Raises a synchronous exception at the current PC (not retired).
   void raise(uint64_t cause, uint64_t tval);
 
+  // --- Fast-path helpers (loop state in registers; see loop_fast) ---------
+  // The PC of a decoded entry of the page being executed.
+  uint64_t pc_of(const Insn* i) const {
+    return fetch_base_ + 2 * static_cast<uint64_t>(i - fetch_page_);
+  }
+  const Insn& fetch(uint64_t pc) {
+    uint64_t off = pc - fetch_base_;
+    if (off < kPageSize) [[likely]] return fetch_page_[off >> 1];
+    return fetch_slow(pc);
+  }
+  // The entry `delta` bytes away from `i` (branch and JAL targets).
+  const Insn* jump_relative(const Insn* i, int64_t delta) {
+    uint64_t idx = static_cast<uint64_t>((i - fetch_page_) + (delta >> 1));
+    if (idx < kInsnsPerPage) [[likely]] return fetch_page_ + idx;
+    return &fetch_slow(pc_of(i) + delta);
+  }
+  // Plain-RAM accesses; false sends the instruction to its precise path
+  // (devices, faults).
+  template <typename T>
+  bool load_ram(uint64_t addr, T& out) const {
+    uint64_t off = addr - ram_base_;
+    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    std::memcpy(&out, ram_ + off, sizeof(T));
+    return true;
+  }
+  template <typename T>
+  bool store_ram(uint64_t addr, T value, uint64_t cycle) {
+    uint64_t off = addr - ram_base_;
+    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    std::memcpy(ram_ + off, &value, sizeof(T));
+    if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
+      bus_.notify_flagged_store(Accessor{id_, cycle}, addr, sizeof(T));
+    return true;
+  }
+
+  // --- Precise-path helpers (architectural state in s is current) --------
   template <typename T>
   bool load(uint64_t addr, T& out) {
     uint64_t off = addr - ram_base_;
@@ -122,17 +158,14 @@ class Hart final : public Cpu {
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
   Bus& bus() { return bus_; }
 
-  // Called by exec_decode: decodes the instruction at s.pc into `slot`.
-  void decode_into(Insn& slot);
+  // Decodes the instruction at `pc` into `slot` (decode-on-first-use).
+  void decode_into(Insn& slot, uint64_t pc);
 
  private:
-  template <bool kTrace>
-  void loop();
-  const Insn& fetch(uint64_t pc) {
-    uint64_t off = pc - fetch_base_;
-    if (off < kPageSize) [[likely]] return fetch_page_[off >> 1];
-    return fetch_slow(pc);
-  }
+  void loop_fast();
+  void loop_precise();
+  // pc_of() that also knows the fetch-fault entry (slow path only).
+  uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
   bool load_slow(uint64_t addr, unsigned size, uint64_t& out);
   bool store_slow(uint64_t addr, unsigned size, uint64_t value);
@@ -153,6 +186,7 @@ class Hart final : public Cpu {
   uint64_t fetch_base_ = ~uint64_t{0};
   Insn* fetch_page_ = nullptr;
   Insn fault_insn_{};  // returned for fetches outside RAM
+  uint64_t fault_pc_ = 0;
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
   bool stop_requested_ = false;

@@ -9,9 +9,22 @@ namespace ksim::rv64 {
 
 class Hart;
 struct Insn;
-// The interpreter runs an instruction by calling its exec function directly
-// (no virtual call, no switch): see hart.hpp for the loop.
+
+// Every instruction has two entry points (see hart.hpp, "Two paths"):
+//  - exec, the precise semantics: architectural state (pc, cycle, instret)
+//    is up to date in Hart::s before the call and after it; may trap, touch
+//    devices, change privilege. Used for anything unusual, for stepping and
+//    for instruction tracing.
+//  - fast, the common case with the loop's state in registers: gets the
+//    instruction and the current cycle, returns the next instruction and
+//    the new cycle, or {nullptr, cycle} to ask the loop to synchronise
+//    state and run `exec` instead.
+struct Next {
+  const Insn* ip;
+  uint64_t cycle;
+};
 using ExecFn = void (*)(Hart&, const Insn&);
+using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle);
 
 enum class Op : uint16_t {
 #define X(id, mn, mask, match, fmt, cls, probe) id,
@@ -33,16 +46,18 @@ struct OpInfo {
   Format format;
   timing::Class timing;
   Probe probe;
+  FastFn fast;
   ExecFn exec;
 };
 
 // The table, indexed by Op.
 const OpInfo& op_info(Op op);
 
-// One pre-decoded instruction. 24 bytes; the decode cache holds one per
+// One pre-decoded instruction, 32 bytes; the decode cache holds one per
 // halfword of a code page.
 struct Insn {
-  ExecFn exec;       // semantics (or the decode-on-first-use stub)
+  FastFn fast;       // common-case semantics (or the decode-on-first-use stub)
+  ExecFn exec;       // precise semantics
   int32_t imm;       // sign-extended immediate; CSR number for CSR ops
   uint8_t rd;        // destination as encoded (0..31), for display
   uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
@@ -52,6 +67,7 @@ struct Insn {
   uint8_t cycles;    // base cost from the timing model
   uint32_t raw;      // the encoding as fetched (16 or 32 bits)
 };
+static_assert(sizeof(Insn) == 32, "the fast path computes PCs from entry offsets");
 
 // Decodes a 32-bit encoding (len 4). Unknown encodings decode to Op::illegal.
 Insn decode32(uint32_t raw);

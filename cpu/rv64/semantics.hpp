@@ -1,17 +1,283 @@
-// Declarations of every instruction's semantics, one exec_<id> per row of
-// insn_table.def. The definitions live in exec_*.cpp, grouped by extension.
+// Binds every row of insn_table.def to its semantics: `sem_<id>` provides
+// `fast` and `exec` (see insn.hpp for the two paths). Most instructions are
+// one of a few shapes (register-register, register-immediate, load, store,
+// branch) over an operation from ops.hpp; the shapes are written once here,
+// so the fast and precise paths cannot disagree about what an instruction
+// computes.
 #pragma once
+#include <type_traits>
+
+#include "cpu/rv64/hart.hpp"
 #include "cpu/rv64/insn.hpp"
+#include "cpu/rv64/ops.hpp"
+#include "cpu/timing.hpp"
 
 namespace ksim::rv64 {
 
-#define X(id, mn, mask, match, fmt, cls, probe) void exec_##id(Hart&, const Insn&);
-#include "cpu/rv64/insn_table.def"
-#undef X
+using Op2 = uint64_t (*)(uint64_t, uint64_t);
+using Cond = bool (*)(uint64_t, uint64_t);
+
+// Sends an instruction to its precise semantics every time.
+Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle);
+
+inline Next next_seq(const Insn* i, uint64_t cycle) { return {i + (i->len >> 1), cycle + i->cycles}; }
+
+// rd = F(rs1, rs2)
+template <Op2 F>
+struct RegReg {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    h.s.x[i->rdw] = F(h.s.x[i->rs1], h.s.x[i->rs2]);
+    return next_seq(i, c);
+  }
+  static void exec(Hart& h, const Insn& i) {
+    h.s.x[i.rdw] = F(h.s.x[i.rs1], h.s.x[i.rs2]);
+    h.retire(i);
+  }
+};
+
+// rd = F(rs1, imm)
+template <Op2 F>
+struct RegImm {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    h.s.x[i->rdw] = F(h.s.x[i->rs1], static_cast<uint64_t>(static_cast<int64_t>(i->imm)));
+    return next_seq(i, c);
+  }
+  static void exec(Hart& h, const Insn& i) {
+    h.s.x[i.rdw] = F(h.s.x[i.rs1], static_cast<uint64_t>(static_cast<int64_t>(i.imm)));
+    h.retire(i);
+  }
+};
+
+// rd = extend(mem[rs1 + imm]); the fast path serves plain RAM only.
+template <typename T>
+struct Load {
+  static uint64_t extend(T v) {
+    if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
+    else return static_cast<uint64_t>(v);
+  }
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    T v;
+    if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return {nullptr, c};
+    h.s.x[i->rdw] = extend(v);
+    return next_seq(i, c);
+  }
+  static void exec(Hart& h, const Insn& i) {
+    T v;
+    if (!h.load(h.s.x[i.rs1] + static_cast<int64_t>(i.imm), v)) return;
+    h.s.x[i.rdw] = extend(v);
+    h.retire(i);
+  }
+};
+
+// mem[rs1 + imm] = rs2. A store may overwrite its own decoded entry
+// (self-modifying code), so what is needed after it is read before it.
+template <typename T>
+struct Store {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    const Next next = next_seq(i, c);
+    if (!h.store_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2]), c)) [[unlikely]]
+      return {nullptr, c};
+    return next;
+  }
+  static void exec(Hart& h, const Insn& i) {
+    const uint8_t len = i.len, cycles = i.cycles;
+    if (!h.store(h.s.x[i.rs1] + static_cast<int64_t>(i.imm), static_cast<T>(h.s.x[i.rs2]))) return;
+    h.s.pc += len;
+    h.s.cycle += cycles;
+    ++h.s.instret;
+  }
+};
+
+// if C(rs1, rs2) pc += imm; a taken branch costs the redirect penalty.
+template <Cond C>
+struct Branch {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    if (!C(h.s.x[i->rs1], h.s.x[i->rs2])) return next_seq(i, c);
+    return {h.jump_relative(i, i->imm), c + i->cycles + timing::kTakenPenalty};
+  }
+  static void exec(Hart& h, const Insn& i) {
+    if (C(h.s.x[i.rs1], h.s.x[i.rs2])) {
+      h.s.pc += static_cast<int64_t>(i.imm);
+      h.s.cycle += i.cycles + timing::kTakenPenalty;
+      ++h.s.instret;
+    } else {
+      h.retire(i);
+    }
+  }
+};
+
+struct Lui {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    h.s.x[i->rdw] = static_cast<uint64_t>(static_cast<int64_t>(i->imm));
+    return next_seq(i, c);
+  }
+  static void exec(Hart& h, const Insn& i) {
+    h.s.x[i.rdw] = static_cast<uint64_t>(static_cast<int64_t>(i.imm));
+    h.retire(i);
+  }
+};
+
+struct Auipc {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    h.s.x[i->rdw] = h.pc_of(i) + static_cast<int64_t>(i->imm);
+    return next_seq(i, c);
+  }
+  static void exec(Hart& h, const Insn& i) {
+    h.s.x[i.rdw] = h.s.pc + static_cast<int64_t>(i.imm);
+    h.retire(i);
+  }
+};
+
+struct Jal {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    h.s.x[i->rdw] = h.pc_of(i) + i->len;
+    return {h.jump_relative(i, i->imm), c + i->cycles};
+  }
+  static void exec(Hart& h, const Insn& i) {
+    uint64_t link = h.s.pc + i.len;
+    h.s.pc += static_cast<int64_t>(i.imm);
+    h.s.x[i.rdw] = link;
+    h.s.cycle += i.cycles;
+    ++h.s.instret;
+  }
+};
+
+// The target is computed before rd is written: rd may equal rs1.
+struct Jalr {
+  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+    uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
+    h.s.x[i->rdw] = h.pc_of(i) + i->len;
+    return {&h.fetch(target), c + i->cycles};
+  }
+  static void exec(Hart& h, const Insn& i) {
+    uint64_t target = (h.s.x[i.rs1] + static_cast<int64_t>(i.imm)) & ~uint64_t{1};
+    h.s.x[i.rdw] = h.s.pc + i.len;
+    h.s.pc = target;
+    h.s.cycle += i.cycles;
+    ++h.s.instret;
+  }
+};
+
+// Instructions that only have precise semantics (system, CSR, atomics).
+template <ExecFn E>
+struct PreciseOnly {
+  static constexpr FastFn fast = &fast_go_precise;
+  static constexpr ExecFn exec = E;
+};
+
+// Precise semantics defined in exec_system.cpp and exec_rv64a.cpp.
+void exec_fence(Hart&, const Insn&);
+void exec_fence_i(Hart&, const Insn&);
+void exec_ecall(Hart&, const Insn&);
+void exec_ebreak(Hart&, const Insn&);
+void exec_mret(Hart&, const Insn&);
+void exec_wfi(Hart&, const Insn&);
+void exec_csrrw(Hart&, const Insn&);
+void exec_csrrs(Hart&, const Insn&);
+void exec_csrrc(Hart&, const Insn&);
+void exec_csrrwi(Hart&, const Insn&);
+void exec_csrrsi(Hart&, const Insn&);
+void exec_csrrci(Hart&, const Insn&);
+void exec_lr_w(Hart&, const Insn&);
+void exec_lr_d(Hart&, const Insn&);
+void exec_sc_w(Hart&, const Insn&);
+void exec_sc_d(Hart&, const Insn&);
+#define AMO_DECL(name) void exec_amo##name##_w(Hart&, const Insn&); void exec_amo##name##_d(Hart&, const Insn&);
+AMO_DECL(swap) AMO_DECL(add) AMO_DECL(xor) AMO_DECL(and) AMO_DECL(or)
+AMO_DECL(min) AMO_DECL(max) AMO_DECL(minu) AMO_DECL(maxu)
+#undef AMO_DECL
+
+// The interpreter's own entries.
 void exec_illegal(Hart&, const Insn&);
-// Decode-on-first-use: the cache's empty entries point here.
-void exec_decode(Hart&, const Insn&);
-// Placeholder for fetches outside RAM: raises an instruction access fault.
 void exec_fetch_fault(Hart&, const Insn&);
+void exec_decode(Hart&, const Insn&);
+Next fast_decode(Hart&, const Insn*, uint64_t cycle);
+void exec_page_end(Hart&, const Insn&);
+
+// --- The binding: one alias per row of insn_table.def ----------------------
+using sem_lui = Lui;
+using sem_auipc = Auipc;
+using sem_jal = Jal;
+using sem_jalr = Jalr;
+using sem_beq = Branch<ops::beq>;
+using sem_bne = Branch<ops::bne>;
+using sem_blt = Branch<ops::blt>;
+using sem_bge = Branch<ops::bge>;
+using sem_bltu = Branch<ops::bltu>;
+using sem_bgeu = Branch<ops::bgeu>;
+using sem_lb = Load<int8_t>;
+using sem_lh = Load<int16_t>;
+using sem_lw = Load<int32_t>;
+using sem_ld = Load<int64_t>;
+using sem_lbu = Load<uint8_t>;
+using sem_lhu = Load<uint16_t>;
+using sem_lwu = Load<uint32_t>;
+using sem_sb = Store<uint8_t>;
+using sem_sh = Store<uint16_t>;
+using sem_sw = Store<uint32_t>;
+using sem_sd = Store<uint64_t>;
+using sem_addi = RegImm<ops::add>;
+using sem_slti = RegImm<ops::slt>;
+using sem_sltiu = RegImm<ops::sltu>;
+using sem_xori = RegImm<ops::xor_>;
+using sem_ori = RegImm<ops::or_>;
+using sem_andi = RegImm<ops::and_>;
+using sem_slli = RegImm<ops::slli>;
+using sem_srli = RegImm<ops::srli>;
+using sem_srai = RegImm<ops::srai>;
+using sem_addiw = RegImm<ops::addw>;
+using sem_slliw = RegImm<ops::slliw>;
+using sem_srliw = RegImm<ops::srliw>;
+using sem_sraiw = RegImm<ops::sraiw>;
+using sem_add = RegReg<ops::add>;
+using sem_sub = RegReg<ops::sub>;
+using sem_sll = RegReg<ops::sll>;
+using sem_slt = RegReg<ops::slt>;
+using sem_sltu = RegReg<ops::sltu>;
+using sem_xor_ = RegReg<ops::xor_>;
+using sem_srl = RegReg<ops::srl>;
+using sem_sra = RegReg<ops::sra>;
+using sem_or_ = RegReg<ops::or_>;
+using sem_and_ = RegReg<ops::and_>;
+using sem_addw = RegReg<ops::addw>;
+using sem_subw = RegReg<ops::subw>;
+using sem_sllw = RegReg<ops::sllw>;
+using sem_srlw = RegReg<ops::srlw>;
+using sem_sraw = RegReg<ops::sraw>;
+using sem_fence = PreciseOnly<exec_fence>;
+using sem_fence_i = PreciseOnly<exec_fence_i>;
+using sem_ecall = PreciseOnly<exec_ecall>;
+using sem_ebreak = PreciseOnly<exec_ebreak>;
+using sem_mret = PreciseOnly<exec_mret>;
+using sem_wfi = PreciseOnly<exec_wfi>;
+using sem_csrrw = PreciseOnly<exec_csrrw>;
+using sem_csrrs = PreciseOnly<exec_csrrs>;
+using sem_csrrc = PreciseOnly<exec_csrrc>;
+using sem_csrrwi = PreciseOnly<exec_csrrwi>;
+using sem_csrrsi = PreciseOnly<exec_csrrsi>;
+using sem_csrrci = PreciseOnly<exec_csrrci>;
+using sem_mul = RegReg<ops::mul>;
+using sem_mulh = RegReg<ops::mulh>;
+using sem_mulhsu = RegReg<ops::mulhsu>;
+using sem_mulhu = RegReg<ops::mulhu>;
+using sem_div = RegReg<ops::div>;
+using sem_divu = RegReg<ops::divu>;
+using sem_rem = RegReg<ops::rem>;
+using sem_remu = RegReg<ops::remu>;
+using sem_mulw = RegReg<ops::mulw>;
+using sem_divw = RegReg<ops::divw>;
+using sem_divuw = RegReg<ops::divuw>;
+using sem_remw = RegReg<ops::remw>;
+using sem_remuw = RegReg<ops::remuw>;
+using sem_lr_w = PreciseOnly<exec_lr_w>;
+using sem_sc_w = PreciseOnly<exec_sc_w>;
+using sem_lr_d = PreciseOnly<exec_lr_d>;
+using sem_sc_d = PreciseOnly<exec_sc_d>;
+#define AMO_BIND(name)                                   \
+  using sem_amo##name##_w = PreciseOnly<exec_amo##name##_w>; \
+  using sem_amo##name##_d = PreciseOnly<exec_amo##name##_d>;
+AMO_BIND(swap) AMO_BIND(add) AMO_BIND(xor) AMO_BIND(and) AMO_BIND(or)
+AMO_BIND(min) AMO_BIND(max) AMO_BIND(minu) AMO_BIND(maxu)
+#undef AMO_BIND
 
 }  // namespace ksim::rv64
