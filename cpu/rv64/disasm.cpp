@@ -14,10 +14,20 @@
 //   - compressed instructions print as the 32-bit instruction they expand to
 //     (with the same aliases), except HINT encodings, which objdump names by
 //     their compressed mnemonic ("c.li zero,5", "c.slli64 a0", "c.nop 3").
-// One deliberate difference: after auipc/lui objdump tracks register values
-// and appends "# <address> <symbol>" to later instructions. That needs the
-// preceding instructions, which a one-instruction API does not have, so we
-// never print those comments.
+// Deliberate differences, where objdump's output depends on more than the
+// instruction's bytes:
+//   - after auipc/lui objdump tracks register values and appends
+//     "# <address> <symbol>" to later instructions. That needs the preceding
+//     instructions, which a one-instruction API does not have, so we never
+//     print those comments;
+//   - objdump names CSRs after the privileged spec version recorded in the
+//     ELF. We always use version 1.11, the one gas 2.40 records by default
+//     (see kCsrNames), so files that record 1.12, or no version at all, get
+//     numbers where objdump would name a 1.12 CSR (menvcfg, pmpaddr63, ...);
+//   - words the decoder rejects print as ".4byte 0x..."/".2byte 0x...", which
+//     is objdump's form for words it does not know; objdump does name a few
+//     encodings outside RV64IMAC+Zicsr+Zifencei (uret, sret, sfence.vma, the
+//     reserved c.addi16sp sp,0), but on ksim those trap, and the listing says so.
 #include "cpu/rv64/disasm.hpp"
 
 #include <array>
@@ -41,22 +51,30 @@ std::string hex(uint64_t v, bool prefix = true) {
   return buf;
 }
 
-// CSR names objdump knows (binutils 2.40 prints every CSR it has a name for,
-// whichever extensions the file was built for). Numbered families are listed
-// as ranges; the counters 3..31 of each family start at index 3.
+// CSR names as objdump prints them. binutils 2.40 names a CSR only if it
+// exists in the privileged spec version recorded in the ELF attributes, and
+// gas 2.40 records version 1.11 by default, so every guest is listed with
+// the 1.11 names: ustatus, sedeleg, ... are named while menvcfg, mconfigptr,
+// mseccfg, mtinst, mstatush, pmpcfg4.. and pmpaddr16.. (1.12) are printed as
+// numbers, even though ksim implements some of them. Besides that, objdump
+// names the CSRs of every extension (F, V, H, Smaia, ...), whichever the file
+// was built for. Numbered families are listed as ranges below.
 struct CsrName {
   uint16_t num;
   const char* name;
 };
 constexpr CsrName kCsrNames[] = {
-    {0x001, "fflags"}, {0x002, "frm"}, {0x003, "fcsr"}, {0x008, "vstart"}, {0x009, "vxsat"},
-    {0x00a, "vxrm"}, {0x00f, "vcsr"}, {0x015, "seed"},
+    // Unprivileged: N extension (gone in 1.12), F, V, Zkr
+    {0x000, "ustatus"}, {0x004, "uie"}, {0x005, "utvec"}, {0x040, "uscratch"}, {0x041, "uepc"},
+    {0x042, "ucause"}, {0x043, "utval"}, {0x044, "uip"}, {0x001, "fflags"}, {0x002, "frm"},
+    {0x003, "fcsr"}, {0x008, "vstart"}, {0x009, "vxsat"}, {0x00a, "vxrm"}, {0x00f, "vcsr"},
+    {0x015, "seed"},
     // Supervisor
-    {0x100, "sstatus"}, {0x104, "sie"}, {0x105, "stvec"}, {0x106, "scounteren"}, {0x10a, "senvcfg"},
-    {0x10c, "sstateen0"}, {0x10d, "sstateen1"}, {0x10e, "sstateen2"}, {0x10f, "sstateen3"},
-    {0x114, "sieh"}, {0x140, "sscratch"}, {0x141, "sepc"}, {0x142, "scause"}, {0x143, "stval"},
-    {0x144, "sip"}, {0x14d, "stimecmp"}, {0x150, "siselect"}, {0x151, "sireg"}, {0x154, "siph"},
-    {0x15c, "stopei"}, {0x15d, "stimecmph"}, {0x180, "satp"}, {0x5a8, "scontext"},
+    {0x100, "sstatus"}, {0x102, "sedeleg"}, {0x103, "sideleg"}, {0x104, "sie"}, {0x105, "stvec"},
+    {0x106, "scounteren"}, {0x10c, "sstateen0"}, {0x10d, "sstateen1"}, {0x10e, "sstateen2"},
+    {0x10f, "sstateen3"}, {0x114, "sieh"}, {0x140, "sscratch"}, {0x141, "sepc"}, {0x142, "scause"},
+    {0x143, "stval"}, {0x144, "sip"}, {0x14d, "stimecmp"}, {0x150, "siselect"}, {0x151, "sireg"},
+    {0x154, "siph"}, {0x15c, "stopei"}, {0x15d, "stimecmph"}, {0x180, "satp"}, {0x5a8, "scontext"},
     {0xda0, "scountovf"}, {0xdb0, "stopi"},
     // Virtual supervisor
     {0x200, "vsstatus"}, {0x204, "vsie"}, {0x205, "vstvec"}, {0x214, "vsieh"}, {0x240, "vsscratch"},
@@ -65,16 +83,14 @@ constexpr CsrName kCsrNames[] = {
     {0x25d, "vstimecmph"}, {0x280, "vsatp"}, {0xeb0, "vstopi"},
     // Machine
     {0x300, "mstatus"}, {0x301, "misa"}, {0x302, "medeleg"}, {0x303, "mideleg"}, {0x304, "mie"},
-    {0x305, "mtvec"}, {0x306, "mcounteren"}, {0x308, "mvien"}, {0x309, "mvip"}, {0x30a, "menvcfg"},
-    {0x30c, "mstateen0"}, {0x30d, "mstateen1"}, {0x30e, "mstateen2"}, {0x30f, "mstateen3"},
-    {0x310, "mstatush"}, {0x313, "midelegh"}, {0x314, "mieh"}, {0x318, "mvienh"}, {0x319, "mviph"},
-    {0x31a, "menvcfgh"}, {0x31c, "mstateen0h"}, {0x31d, "mstateen1h"}, {0x31e, "mstateen2h"},
-    {0x31f, "mstateen3h"}, {0x320, "mcountinhibit"}, {0x340, "mscratch"}, {0x341, "mepc"},
-    {0x342, "mcause"}, {0x343, "mtval"}, {0x344, "mip"}, {0x34a, "mtinst"}, {0x34b, "mtval2"},
-    {0x350, "miselect"}, {0x351, "mireg"}, {0x354, "miph"}, {0x35c, "mtopei"}, {0x747, "mseccfg"},
-    {0x757, "mseccfgh"}, {0xb00, "mcycle"}, {0xb02, "minstret"}, {0xb80, "mcycleh"},
-    {0xb82, "minstreth"}, {0xf11, "mvendorid"}, {0xf12, "marchid"}, {0xf13, "mimpid"},
-    {0xf14, "mhartid"}, {0xf15, "mconfigptr"}, {0xfb0, "mtopi"},
+    {0x305, "mtvec"}, {0x306, "mcounteren"}, {0x308, "mvien"}, {0x309, "mvip"}, {0x30c, "mstateen0"},
+    {0x30d, "mstateen1"}, {0x30e, "mstateen2"}, {0x30f, "mstateen3"}, {0x313, "midelegh"},
+    {0x314, "mieh"}, {0x318, "mvienh"}, {0x319, "mviph"}, {0x31c, "mstateen0h"}, {0x31d, "mstateen1h"},
+    {0x31e, "mstateen2h"}, {0x31f, "mstateen3h"}, {0x320, "mcountinhibit"}, {0x340, "mscratch"},
+    {0x341, "mepc"}, {0x342, "mcause"}, {0x343, "mtval"}, {0x344, "mip"}, {0x350, "miselect"},
+    {0x351, "mireg"}, {0x354, "miph"}, {0x35c, "mtopei"}, {0xb00, "mcycle"}, {0xb02, "minstret"},
+    {0xb80, "mcycleh"}, {0xb82, "minstreth"}, {0xf11, "mvendorid"}, {0xf12, "marchid"},
+    {0xf13, "mimpid"}, {0xf14, "mhartid"}, {0xfb0, "mtopi"},
     // Hypervisor
     {0x600, "hstatus"}, {0x602, "hedeleg"}, {0x603, "hideleg"}, {0x604, "hie"}, {0x605, "htimedelta"},
     {0x606, "hcounteren"}, {0x607, "hgeie"}, {0x608, "hvien"}, {0x609, "hvictl"}, {0x60a, "henvcfg"},
@@ -93,20 +109,20 @@ constexpr CsrName kCsrNames[] = {
     {0xc22, "vlenb"}, {0xc80, "cycleh"}, {0xc81, "timeh"}, {0xc82, "instreth"},
 };
 
+// A family name<index><suffix>; the counter families start at index 3.
 struct CsrRange {
   uint16_t first, count, first_index;
   const char* prefix;
   const char* suffix;
 };
 constexpr CsrRange kCsrRanges[] = {
-    {0x3a0, 16, 0, "pmpcfg", ""},       {0x3b0, 64, 0, "pmpaddr", ""},
+    {0x3a0, 4, 0, "pmpcfg", ""},        {0x3b0, 16, 0, "pmpaddr", ""},
     {0x323, 29, 3, "mhpmevent", ""},    {0x723, 29, 3, "mhpmevent", "h"},
     {0xb03, 29, 3, "mhpmcounter", ""},  {0xb83, 29, 3, "mhpmcounter", "h"},
     {0xc03, 29, 3, "hpmcounter", ""},   {0xc83, 29, 3, "hpmcounter", "h"},
 };
 
-// The two 32-bit encodings objdump prints as a fixed word: it has no
-// mnemonic for them.
+// A word with no mnemonic, printed as data of the instruction's size.
 std::string raw_word(const Insn& in) { return (in.len == 2 ? ".2byte\t" : ".4byte\t") + hex(in.raw); }
 
 // objdump's name for an instruction when no alias applies (see the comment at
@@ -164,7 +180,15 @@ class Printer {
   const char* rs1() const { return reg_name(in_.rs1); }
   const char* rs2() const { return reg_name(in_.rs2); }
   std::string imm() const { return std::to_string(in_.imm); }
-  std::string mem(int32_t off, unsigned base) const { return std::to_string(off) + "(" + reg_name(base) + ")"; }
+  // "(reg)" and "off(reg)". Built by appending: GCC 12 at -O3 warns
+  // (-Wrestrict, a false positive) about "(" + std::string(...).
+  static std::string paren(unsigned base) {
+    std::string s = "(";
+    s += reg_name(base);
+    s += ')';
+    return s;
+  }
+  static std::string mem(int32_t off, unsigned base) { return std::to_string(off) + paren(base); }
   std::string csr() const { return csr_name(static_cast<uint32_t>(in_.imm)); }
 
   std::string target() const {
@@ -198,16 +222,19 @@ class Printer {
     return true;
   }
 
-  // Compressed HINT encodings (rd = x0, or a zero immediate/shift amount)
-  // have no 32-bit mnemonic in objdump; it names them by their RVC form.
+  // Compressed HINT encodings (rd = x0, or a zero immediate/shift amount):
+  // objdump's RVC rows for the ordinary mnemonics exclude them, so it falls
+  // back to the RVC name. C.ADDI rd,0 is the odd one: it still prints as an
+  // add, but as "add rd,rd,0" where the 32-bit addi rd,rd,0 would be "mv".
   std::string compressed_hint() const {
     const uint32_t c = in_.raw;
     const uint32_t rd = bits(c, 11, 7), rs2 = bits(c, 6, 2);
     const uint32_t imm6 = bits(c, 12, 12) << 5 | rs2;
     const int32_t simm6 = static_cast<int32_t>(imm6 << 26) >> 26;
     switch (bits(c, 1, 0) << 3 | bits(c, 15, 13)) {
-      case 1 << 3 | 0:  // C.ADDI: C.NOP with a nonzero immediate
+      case 1 << 3 | 0:  // C.ADDI (C.NOP when rd = 0)
         if (rd == 0 && simm6 != 0) return join("c.nop", {std::to_string(simm6)});
+        if (rd != 0 && simm6 == 0) return join("add", {reg_name(rd), reg_name(rd), "0"});
         break;
       case 1 << 3 | 2:  // C.LI
         if (rd == 0) return join("c.li", {"zero", std::to_string(simm6)});
@@ -246,6 +273,12 @@ class Printer {
         break;
       case Op::xori:
         if (in_.imm == -1) return join("not", {rd(), rs1()});
+        break;
+      case Op::andi:
+        if (in_.imm == 255) return join("zext.b", {rd(), rs1()});
+        break;
+      case Op::add:  // C.MV expands to add rd,x0,rs2; a 32-bit add keeps its name
+        if (in_.len == 2 && s1 == 0) return join("mv", {rd(), rs2()});
         break;
       case Op::sltiu:
         if (in_.imm == 1) return join("seqz", {rd(), rs1()});
@@ -338,8 +371,8 @@ class Printer {
       case Format::JALR: return join(mn, {rd(), mem(in_.imm, in_.rs1)});
       case Format::CSR: return join(mn, {rd(), csr(), rs1()});
       case Format::CSRI: return join(mn, {rd(), csr(), std::to_string(in_.rs1)});
-      case Format::AMO: return join(std::string(mn) + ordering(), {rd(), rs2(), "(" + std::string(rs1()) + ")"});
-      case Format::LR: return join(std::string(mn) + ordering(), {rd(), "(" + std::string(rs1()) + ")"});
+      case Format::AMO: return join(std::string(mn) + ordering(), {rd(), rs2(), paren(in_.rs1)});
+      case Format::LR: return join(std::string(mn) + ordering(), {rd(), paren(in_.rs1)});
       case Format::FENCE: return join(mn, {fence_set(bits(in_.raw, 27, 24)), fence_set(bits(in_.raw, 23, 20))});
       case Format::NONE: return mn;
     }
@@ -347,7 +380,7 @@ class Printer {
   }
 
   // The aq/rl suffix of an atomic (bits 26 and 25).
-  std::string ordering() const {
+  const char* ordering() const {
     static constexpr const char* kSuffix[] = {"", ".rl", ".aq", ".aqrl"};
     return kSuffix[bits(in_.raw, 26, 25)];
   }
