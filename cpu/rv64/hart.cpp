@@ -52,13 +52,15 @@ void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
-    Next r = ip->fast(*this, ip, cycle);
+    Next r = ip->fast(*this, ip, cycle, 0);
+    retired += chain_retired;
     if (r.ip) [[likely]] {
       ip = r.ip;
       cycle = r.cycle;
-      ++retired;
       continue;
     }
+    ip = precise_ip;
+    cycle = r.cycle;
     s.cycle = cycle;
     s.instret += retired;
     retired = 0;

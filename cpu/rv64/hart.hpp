@@ -83,6 +83,13 @@ class Hart final : public Cpu {
   void raise(uint64_t cause, uint64_t tval);
 
   // --- Fast-path helpers (loop state in registers; see loop_fast) ---------
+  // Longest chain of fast handlers before control returns to the loop. It
+  // bounds the host stack depth should the compiler not turn a handler's
+  // final call into a jump (unoptimised or sanitizer builds).
+  static constexpr uint64_t kChainLength = 64;
+  uint64_t stop_cycle() const { return stop_; }
+  uint64_t chain_retired = 0;        // set by a chain's last handler
+  const Insn* precise_ip = nullptr;  // set by a handler that needs the precise path
   // The PC of a decoded entry of the page being executed.
   uint64_t pc_of(const Insn* i) const {
     return fetch_base_ + 2 * static_cast<uint64_t>(i - fetch_page_);

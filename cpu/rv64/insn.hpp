@@ -15,16 +15,20 @@ struct Insn;
 //    is up to date in Hart::s before the call and after it; may trap, touch
 //    devices, change privilege. Used for anything unusual, for stepping and
 //    for instruction tracing.
-//  - fast, the common case with the loop's state in registers: gets the
-//    instruction and the current cycle, returns the next instruction and
-//    the new cycle, or {nullptr, cycle} to ask the loop to synchronise
-//    state and run `exec` instead.
+//  - fast, the common case with the loop's state in host registers: gets
+//    the instruction, the current cycle and the number of instructions
+//    this chain has retired so far; it runs the instruction and continues
+//    straight into the next one's `fast` (a tail call: threaded code), until
+//    the chain's budget or the stop cycle is reached. It returns the next
+//    instruction and cycle, or {nullptr, cycle} to ask the loop to
+//    synchronise state and run `exec` instead. The retired count is
+//    handed back through Hart::chain_retired (see hart.hpp).
 struct Next {
   const Insn* ip;
   uint64_t cycle;
 };
 using ExecFn = void (*)(Hart&, const Insn&);
-using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle);
+using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
 
 enum class Op : uint16_t {
 #define X(id, mn, mask, match, fmt, cls, probe) id,

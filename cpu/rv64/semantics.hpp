@@ -18,16 +18,39 @@ using Op2 = uint64_t (*)(uint64_t, uint64_t);
 using Cond = bool (*)(uint64_t, uint64_t);
 
 // Sends an instruction to its precise semantics every time.
-Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle);
+Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired);
 
-inline Next next_seq(const Insn* i, uint64_t cycle) { return {i + (i->len >> 1), cycle + i->cycles}; }
+// Every fast handler ends the same way: with `n` the next entry, `c` the
+// new cycle and `r` the chain's retired count (this instruction included),
+//   if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+//   return {n, c};
+// The call is written in each handler's own body, not in a helper, because
+// GCC only turns it into a jump (threaded dispatch, one indirect branch per
+// handler) when the call is directly in tail position there.
+inline bool keep_going(Hart& h, uint64_t c, uint64_t r) {
+  if (c < h.stop_cycle() && r < Hart::kChainLength) [[likely]] return true;
+  h.chain_retired = r;
+  return false;
+}
+// Ends a fast handler that needs the precise path after all: the loop
+// runs `i` precisely (Hart::precise_ip).
+[[gnu::always_inline]] inline Next go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired) {
+  h.chain_retired = retired;
+  h.precise_ip = i;
+  return {nullptr, cycle};
+}
+inline const Insn* seq(const Insn* i) { return i + (i->len >> 1); }
 
 // rd = F(rs1, rs2)
 template <Op2 F>
 struct RegReg {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], h.s.x[i->rs2]);
-    return next_seq(i, c);
+    const Insn* n = seq(i);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = F(h.s.x[i.rs1], h.s.x[i.rs2]);
@@ -38,9 +61,13 @@ struct RegReg {
 // rd = F(rs1, imm)
 template <Op2 F>
 struct RegImm {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], static_cast<uint64_t>(static_cast<int64_t>(i->imm)));
-    return next_seq(i, c);
+    const Insn* n = seq(i);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = F(h.s.x[i.rs1], static_cast<uint64_t>(static_cast<int64_t>(i.imm)));
@@ -55,11 +82,15 @@ struct Load {
     if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
     else return static_cast<uint64_t>(v);
   }
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     T v;
-    if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return {nullptr, c};
+    if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return go_precise(h, i, c, r);
     h.s.x[i->rdw] = extend(v);
-    return next_seq(i, c);
+    const Insn* n = seq(i);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     T v;
@@ -73,11 +104,15 @@ struct Load {
 // (self-modifying code), so what is needed after it is read before it.
 template <typename T>
 struct Store {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
-    const Next next = next_seq(i, c);
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+    const Insn* n = seq(i);
+    const uint64_t nc = c + i->cycles;
     if (!h.store_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2]), c)) [[unlikely]]
-      return {nullptr, c};
-    return next;
+      return go_precise(h, i, c, r);
+    c = nc;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     const uint8_t len = i.len, cycles = i.cycles;
@@ -91,9 +126,18 @@ struct Store {
 // if C(rs1, rs2) pc += imm; a taken branch costs the redirect penalty.
 template <Cond C>
 struct Branch {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
-    if (!C(h.s.x[i->rs1], h.s.x[i->rs2])) return next_seq(i, c);
-    return {h.jump_relative(i, i->imm), c + i->cycles + timing::kTakenPenalty};
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+    const Insn* n;
+    if (C(h.s.x[i->rs1], h.s.x[i->rs2])) {
+      n = h.jump_relative(i, i->imm);
+      c += i->cycles + timing::kTakenPenalty;
+    } else {
+      n = seq(i);
+      c += i->cycles;
+    }
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     if (C(h.s.x[i.rs1], h.s.x[i.rs2])) {
@@ -107,9 +151,13 @@ struct Branch {
 };
 
 struct Lui {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = static_cast<uint64_t>(static_cast<int64_t>(i->imm));
-    return next_seq(i, c);
+    const Insn* n = seq(i);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = static_cast<uint64_t>(static_cast<int64_t>(i.imm));
@@ -118,9 +166,13 @@ struct Lui {
 };
 
 struct Auipc {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = h.pc_of(i) + static_cast<int64_t>(i->imm);
-    return next_seq(i, c);
+    const Insn* n = seq(i);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = h.s.pc + static_cast<int64_t>(i.imm);
@@ -129,9 +181,13 @@ struct Auipc {
 };
 
 struct Jal {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = h.pc_of(i) + i->len;
-    return {h.jump_relative(i, i->imm), c + i->cycles};
+    const Insn* n = h.jump_relative(i, i->imm);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     uint64_t link = h.s.pc + i.len;
@@ -144,10 +200,14 @@ struct Jal {
 
 // The target is computed before rd is written: rd may equal rs1.
 struct Jalr {
-  static Next fast(Hart& h, const Insn* i, uint64_t c) {
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
     h.s.x[i->rdw] = h.pc_of(i) + i->len;
-    return {&h.fetch(target), c + i->cycles};
+    const Insn* n = &h.fetch(target);
+    c += i->cycles;
+    ++r;
+    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+    return {n, c};
   }
   static void exec(Hart& h, const Insn& i) {
     uint64_t target = (h.s.x[i.rs1] + static_cast<int64_t>(i.imm)) & ~uint64_t{1};
@@ -191,7 +251,7 @@ AMO_DECL(min) AMO_DECL(max) AMO_DECL(minu) AMO_DECL(maxu)
 void exec_illegal(Hart&, const Insn&);
 void exec_fetch_fault(Hart&, const Insn&);
 void exec_decode(Hart&, const Insn&);
-Next fast_decode(Hart&, const Insn*, uint64_t cycle);
+Next fast_decode(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
 void exec_page_end(Hart&, const Insn&);
 
 // --- The binding: one alias per row of insn_table.def ----------------------
