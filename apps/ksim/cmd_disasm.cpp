@@ -11,7 +11,9 @@ namespace {
 
 // Lists [start, end) of one executable segment, with symbol headers.
 void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
-  auto symbolize = [&img](uint64_t a) { return img.symbols.empty() ? std::string() : img.symbols.format(a); };
+  auto symbolize = [&img](uint64_t a) {
+    return img.symbols.containing(a) ? img.symbols.format(a) : std::string();
+  };
   uint64_t pc = start;
   while (pc < end) {
     if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)

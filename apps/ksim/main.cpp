@@ -8,7 +8,7 @@
 
 namespace {
 
-const char* kUsage =
+const char* kUsageText =
     "usage: ksim <command> [options]\n"
     "\n"
     "commands:\n"
@@ -25,19 +25,19 @@ int main(int argc, char** argv) {
   using namespace ksim::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::fputs(kUsage, stderr);
-    return kUsage;
+    std::fputs(kUsageText, stderr);
+    return Exit::kUsage;
   }
   std::string cmd = args.front();
   args.erase(args.begin());
   try {
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kUsageText, stdout);
       return kOk;
     }
     if (cmd == "run") return cmd_run(args);
     if (cmd == "disasm") return cmd_disasm(args);
-    std::fprintf(stderr, "ksim: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    std::fprintf(stderr, "ksim: unknown command '%s'\n\n%s", cmd.c_str(), kUsageText);
     return Exit::kUsage;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ksim %s: %s\n(see `ksim %s --help`)\n", cmd.c_str(), e.message.c_str(), cmd.c_str());

@@ -17,14 +17,13 @@ class Rv64Machine {
   static constexpr uint64_t kData = memmap::kRamBase + 0x10000;
 
   explicit Rv64Machine(int cpus = 1) : m_(config(cpus)) {
-    m_.trap_hooks().add(0, [this](Cpu& c, const TrapInfo& t) {
+    m_.trap_hooks().add(0, [this](Cpu&, const TrapInfo& t) {
       if (!t.interrupt && t.cause == rv64::kBreakpoint && t.pc == stop_at_) {
         m_.request_stop("test end");
         return HookResult::stop;
       }
       return HookResult::pass;
     });
-    (void)cpus;
   }
 
   rv64::Hart& hart(int i = 0) { return static_cast<rv64::Hart&>(m_.cpu(i)); }
