@@ -35,9 +35,8 @@ enum class Class : uint8_t {
 // Base cost in cycles of one instruction of each class.
 inline constexpr uint8_t kClassCycles[static_cast<int>(Class::count_)] = {
     1,   // alu: one pipeline slot
-    3,   // mul: a pipelined multiplier's result latency (SiFive U74 core
-         //      complex manual lists 3-cycle latency for MUL on its in-order
-         //      pipeline; taken as representative)
+    3,   // mul: result latency of a pipelined multiplier (an assumption
+         //      typical of small in-order cores, not a figure of one chip)
     20,  // div: iterative divider, mid-range of the variable latencies such
          //      in-order cores document; modelled as fixed for now
     2,   // load: one cycle plus the load-use slot, cache always hits
