@@ -13,10 +13,10 @@ using timing::Class;
 
 constexpr std::array<OpInfo, static_cast<size_t>(Op::count_)> kTable = {{
 #define X(id, mn, mask, match, fmt, cls, probe) \
-  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, sem_##id::fast, sem_##id::exec},
+  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &sem_##id::fast<4>, &sem_##id::fast<2>, sem_##id::exec},
 #include "cpu/rv64/insn_table.def"
 #undef X
-    {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &exec_illegal},
+    {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &exec_illegal},
 }};
 
 // Rows grouped by major opcode (bits 6:0), so decoding scans a handful of
@@ -69,7 +69,7 @@ int32_t immediate(Format f, uint32_t raw) {
 Insn make(Op op, uint32_t fields, uint32_t raw, uint8_t len) {
   const OpInfo& info = kTable[static_cast<size_t>(op)];
   Insn in{};
-  in.fast = info.fast;
+  in.fast = len == 4 ? info.fast : info.fast_compressed;
   in.exec = info.exec;
   in.op = op;
   in.len = len;

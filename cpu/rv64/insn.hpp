@@ -50,7 +50,8 @@ struct OpInfo {
   Format format;
   timing::Class timing;
   Probe probe;
-  FastFn fast;
+  FastFn fast;             // for the 32-bit encoding
+  FastFn fast_compressed;  // for a compressed encoding expanding to this row
   ExecFn exec;
 };
 

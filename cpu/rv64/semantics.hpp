@@ -39,14 +39,18 @@ inline bool keep_going(Hart& h, uint64_t c, uint64_t r) {
   h.precise_ip = i;
   return {nullptr, cycle};
 }
-inline const Insn* seq(const Insn* i) { return i + (i->len >> 1); }
+// The entry after `i` (one entry per halfword). The fast handlers are
+// instantiated per instruction length so this is a constant offset.
+template <unsigned kLen>
+inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
 
 // rd = F(rs1, rs2)
 template <Op2 F>
 struct RegReg {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], h.s.x[i->rs2]);
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     c += i->cycles;
     ++r;
     if (keep_going(h, c, r)) return n->fast(h, n, c, r);
@@ -61,9 +65,10 @@ struct RegReg {
 // rd = F(rs1, imm)
 template <Op2 F>
 struct RegImm {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], static_cast<uint64_t>(static_cast<int64_t>(i->imm)));
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     c += i->cycles;
     ++r;
     if (keep_going(h, c, r)) return n->fast(h, n, c, r);
@@ -82,11 +87,12 @@ struct Load {
     if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
     else return static_cast<uint64_t>(v);
   }
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     T v;
     if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return go_precise(h, i, c, r);
     h.s.x[i->rdw] = extend(v);
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     c += i->cycles;
     ++r;
     if (keep_going(h, c, r)) return n->fast(h, n, c, r);
@@ -104,8 +110,9 @@ struct Load {
 // (self-modifying code), so what is needed after it is read before it.
 template <typename T>
 struct Store {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     const uint64_t nc = c + i->cycles;
     if (!h.store_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2]), c)) [[unlikely]]
       return go_precise(h, i, c, r);
@@ -126,13 +133,14 @@ struct Store {
 // if C(rs1, rs2) pc += imm; a taken branch costs the redirect penalty.
 template <Cond C>
 struct Branch {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     const Insn* n;
     if (C(h.s.x[i->rs1], h.s.x[i->rs2])) {
       n = h.jump_relative(i, i->imm);
       c += i->cycles + timing::kTakenPenalty;
     } else {
-      n = seq(i);
+      n = seq<kLen>(i);
       c += i->cycles;
     }
     ++r;
@@ -151,9 +159,10 @@ struct Branch {
 };
 
 struct Lui {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = static_cast<uint64_t>(static_cast<int64_t>(i->imm));
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     c += i->cycles;
     ++r;
     if (keep_going(h, c, r)) return n->fast(h, n, c, r);
@@ -166,9 +175,10 @@ struct Lui {
 };
 
 struct Auipc {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = h.pc_of(i) + static_cast<int64_t>(i->imm);
-    const Insn* n = seq(i);
+    const Insn* n = seq<kLen>(i);
     c += i->cycles;
     ++r;
     if (keep_going(h, c, r)) return n->fast(h, n, c, r);
@@ -181,6 +191,7 @@ struct Auipc {
 };
 
 struct Jal {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     h.s.x[i->rdw] = h.pc_of(i) + i->len;
     const Insn* n = h.jump_relative(i, i->imm);
@@ -200,6 +211,7 @@ struct Jal {
 
 // The target is computed before rd is written: rd may equal rs1.
 struct Jalr {
+  template <unsigned kLen>
   static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
     uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
     h.s.x[i->rdw] = h.pc_of(i) + i->len;
@@ -221,7 +233,8 @@ struct Jalr {
 // Instructions that only have precise semantics (system, CSR, atomics).
 template <ExecFn E>
 struct PreciseOnly {
-  static constexpr FastFn fast = &fast_go_precise;
+  template <unsigned kLen>
+  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) { return fast_go_precise(h, i, c, r); }
   static constexpr ExecFn exec = E;
 };
 
