@@ -12,11 +12,14 @@ namespace ksim::memmap {
 
 // Power-off / finisher device (SiFive "test" device as on QEMU virt).
 // A 32-bit store of 0x5555 ends the run with status 0; a store of
-// (code << 16) | 0x3333 ends it with status `code`.
+// (code << 16) | 0x3333 ends it with status `code`. ksim adds
+// (code << 16) | 0x6666: the guest kernel panicked (a guest crash, ksim
+// exit status 4, rather than a guest that ran and reported failure).
 inline constexpr uint64_t kFinisherBase = 0x0010'0000;
 inline constexpr uint64_t kFinisherSize = 0x1000;
 inline constexpr uint32_t kFinisherPass = 0x5555;
 inline constexpr uint32_t kFinisherFail = 0x3333;
+inline constexpr uint32_t kFinisherPanic = 0x6666;
 
 // CLINT: msip per hart at +4*hart, mtimecmp per hart at +0x4000 + 8*hart,
 // mtime at +0xbff8 (SiFive CLINT layout).

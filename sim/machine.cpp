@@ -77,6 +77,14 @@ void Machine::power_off(int status, uint64_t cycle, int cpu) {
   for (Cpu* c : cpus_) c->request_stop();
 }
 
+void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
+  if (exit_status_ || !panic_reason_.empty()) return;
+  panic_reason_ = "cpu " + std::to_string(cpu) + ": guest kernel panic (code " + std::to_string(code) + ")";
+  flush_console();
+  for (Cpu* c : cpus_) c->request_stop();
+  (void)cycle;
+}
+
 void Machine::request_stop(const std::string& reason) {
   if (!stop_reason_.empty()) return;
   stop_reason_ = reason;
@@ -135,6 +143,7 @@ RunResult Machine::run() {
 
   while (true) {
     if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
+    if (!panic_reason_.empty()) return finish({RunResult::End::crash, 0, panic_reason_, 0, 0});
     if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
 
     // The CPU furthest behind runs next; ties go to the lowest number.

@@ -68,6 +68,8 @@ class Machine {
 
   // Ends the run after the current instruction (devices, hooks, tohost).
   void power_off(int status, uint64_t cycle, int cpu);
+  // Ends the run as a guest crash: the guest kernel reported a panic.
+  void guest_panic(int code, uint64_t cycle, int cpu);
   // Ends the run on behalf of a host component (a trap hook that returned
   // HookResult::stop); `reason` is reported as the run's end.
   void request_stop(const std::string& reason);
@@ -95,6 +97,7 @@ class Machine {
   uint64_t line_cycle_ = 0;
   std::optional<int> exit_status_;
   std::string stop_reason_;
+  std::string panic_reason_;
   std::vector<bool> idle_reported_;
   int running_ = -1;
   uint64_t tohost_ = 0;

@@ -23,7 +23,12 @@ class Rv64Platform final : public Platform {
       : m_(m),
         clint_(m.config().cpus, timing::kTimebaseDivider, [&m](int hart) { m.cpu_interrupts_changed(hart); }),
         uart_([&m](const Accessor& who, char c) { m.console_putc(who, c); }),
-        finisher_([&m](const Accessor& who, int status) { m.power_off(status, who.cycle, who.cpu); }),
+        finisher_([&m](const Accessor& who, int status, bool panic) {
+          if (panic)
+            m.guest_panic(status, who.cycle, who.cpu);
+          else
+            m.power_off(status, who.cycle, who.cpu);
+        }),
         cache_(m.bus()),
         reservations_(m.bus(), m.config().cpus) {
     m.bus().map(memmap::kClintBase, memmap::kClintSize, &clint_);

@@ -14,6 +14,7 @@
 #define KSIM_FINISHER_BASE KSIM_U64(0x100000)
 #define KSIM_FINISHER_PASS 0x5555 /* exit status 0 */
 #define KSIM_FINISHER_FAIL 0x3333 /* (code << 16) | FAIL: exit status code */
+#define KSIM_FINISHER_PANIC 0x6666 /* (code << 16) | PANIC: guest crash (ksim exit 4) */
 
 /* CLINT (SiFive layout). */
 #define KSIM_CLINT_BASE KSIM_U64(0x2000000)
