@@ -25,6 +25,11 @@ class Cpu {
   // Runs until the CPU's cycle count reaches `until` or the run is asked to
   // stop; returns early when the CPU is idle (waiting for an interrupt).
   virtual void run(uint64_t until) = 0;
+  // Steps: instructions executed plus traps taken. step() runs at most
+  // `steps` of them (for stepping and for replay to an exact point) and
+  // returns how many it ran; it stops early at `until` or when idle.
+  virtual uint64_t step(uint64_t until, uint64_t steps) = 0;
+  virtual uint64_t steps() const = 0;
   virtual bool idle() const = 0;
   // The cycle at which an idle CPU wakes on its own (its timer), or
   // UINT64_MAX when only another CPU or device can wake it.

@@ -60,6 +60,26 @@ inline constexpr uint8_t kTrapEntryCycles = 5;
 // core with a 10 MHz timebase, QEMU virt's timebase frequency).
 inline constexpr uint64_t kTimebaseDivider = 10;
 
+// Latency from a CLINT msip write to the interrupt being visible to the
+// target hart (an interconnect hop).
+inline constexpr uint64_t kIpiLatency = 20;
+
+// --- Seeded perturbation (--seed S, S != 0; cpu/perturb.hpp) --------------
+// Memory stalls: each hart, at intervals drawn uniformly from
+// [kStallIntervalMin, kStallIntervalMax] cycles, stalls for a length drawn
+// from [1, kStallMax] cycles, standing for cache misses and DRAM refresh
+// that the base model does not simulate. Interrupt arrival: a timer
+// interrupt becomes pending up to kTimerJitterMax cycles after mtime
+// reaches mtimecmp, and an IPI up to kIpiJitterMax cycles after
+// kIpiLatency. The ranges are chosen to be small against a timer tick and
+// large against one instruction, so seeds reorder races without changing
+// what a program computes.
+inline constexpr uint64_t kStallIntervalMin = 200;
+inline constexpr uint64_t kStallIntervalMax = 2000;
+inline constexpr uint64_t kStallMax = 40;
+inline constexpr uint64_t kTimerJitterMax = 50;
+inline constexpr uint64_t kIpiJitterMax = 30;
+
 constexpr uint8_t cycles(Class c) { return kClassCycles[static_cast<int>(c)]; }
 
 }  // namespace ksim::timing

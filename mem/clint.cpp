@@ -3,22 +3,29 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/timing.hpp"
 #include "mem/memory_map.hpp"
 
 namespace ksim {
 
 using namespace memmap;
 
-Clint::Clint(int harts, uint64_t timebase_divider, std::function<void(int)> changed)
+Clint::Clint(int harts, uint64_t timebase_divider, const Perturbation& perturb, Listener listener)
     : msip_(harts, 0),
+      msip_at_(harts, 0),
+      msip_from_(harts, -1),
       mtimecmp_(harts, std::numeric_limits<uint64_t>::max()),
+      timer_jitter_(harts, 0),
+      timer_draws_(harts, 0),
+      ipi_draws_(harts, 0),
       divider_(timebase_divider),
-      changed_(std::move(changed)) {}
+      perturb_(perturb),
+      listener_(std::move(listener)) {}
 
 uint64_t Clint::timer_cycle(int hart) const {
   uint64_t cmp = mtimecmp_[hart];
-  if (cmp > std::numeric_limits<uint64_t>::max() / divider_) return std::numeric_limits<uint64_t>::max();
-  return cmp * divider_;
+  if (cmp > (kNever - timing::kTimerJitterMax) / divider_) return kNever;
+  return cmp * divider_ + timer_jitter_[hart];
 }
 
 namespace {
@@ -35,13 +42,13 @@ uint64_t insert(uint64_t reg, uint64_t sub, unsigned size, uint64_t value) {
 }  // namespace
 
 bool Clint::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {
-  const uint64_t harts = msip_.size();
-  if (offset < kClintMsip + 4 * harts) {
-    if (size != 4) return false;
+  const uint64_t n = msip_.size();
+  if (offset < kClintMsip + 4 * n) {
+    if (size != 4 || offset % 4) return false;
     value = msip_[offset / 4];
     return true;
   }
-  if (offset >= kClintMtimecmp && offset < kClintMtimecmp + 8 * harts) {
+  if (offset >= kClintMtimecmp && offset < kClintMtimecmp + 8 * n) {
     if (size != 4 && size != 8) return false;
     uint64_t rel = offset - kClintMtimecmp;
     value = extract(mtimecmp_[rel / 8], rel % 8, size);
@@ -55,21 +62,34 @@ bool Clint::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& 
   return false;
 }
 
-bool Clint::write(const Accessor&, uint64_t offset, unsigned size, uint64_t value) {
-  const uint64_t harts = msip_.size();
-  if (offset < kClintMsip + 4 * harts) {
-    if (size != 4) return false;
+bool Clint::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) {
+  const uint64_t n = msip_.size();
+  if (offset < kClintMsip + 4 * n) {
+    if (size != 4 || offset % 4) return false;
     int hart = static_cast<int>(offset / 4);
+    bool raise = (value & 1) && !msip_[hart];
     msip_[hart] = value & 1;
-    if (changed_) changed_(hart);
+    if (raise) {
+      uint64_t idx = ipi_draws_[hart]++;
+      uint64_t jitter = perturb_.uniform(Perturbation::stream(Perturbation::Stream::ipi, hart), idx, 0,
+                                         timing::kIpiJitterMax);
+      // A hart raising its own msip sees it at once; others after the hop.
+      msip_at_[hart] = who.cycle + (who.cpu == hart ? 0 : timing::kIpiLatency + jitter);
+      msip_from_[hart] = who.cpu;
+      if (listener_.ipi_sent && who.cpu != hart) listener_.ipi_sent(who.cpu, hart, who.cycle);
+    }
+    if (listener_.changed) listener_.changed(hart);
     return true;
   }
-  if (offset >= kClintMtimecmp && offset < kClintMtimecmp + 8 * harts) {
+  if (offset >= kClintMtimecmp && offset < kClintMtimecmp + 8 * n) {
     if (size != 4 && size != 8) return false;
     uint64_t rel = offset - kClintMtimecmp;
     int hart = static_cast<int>(rel / 8);
     mtimecmp_[hart] = insert(mtimecmp_[hart], rel % 8, size, value);
-    if (changed_) changed_(hart);
+    uint64_t idx = timer_draws_[hart]++;
+    timer_jitter_[hart] = perturb_.uniform(Perturbation::stream(Perturbation::Stream::timer, hart), idx, 0,
+                                           timing::kTimerJitterMax);
+    if (listener_.changed) listener_.changed(hart);
     return true;
   }
   if (offset >= kClintMtime && offset < kClintMtime + 8) {
@@ -78,6 +98,25 @@ bool Clint::write(const Accessor&, uint64_t offset, unsigned size, uint64_t valu
     return size == 4 || size == 8;
   }
   return false;
+}
+
+Clint::Snapshot Clint::snapshot() const {
+  return Snapshot{msip_, msip_at_, mtimecmp_, timer_jitter_, timer_draws_, ipi_draws_, msip_from_};
+}
+
+bool Clint::restore(const Snapshot& s) {
+  const size_t n = msip_.size();
+  if (s.msip.size() != n || s.msip_at.size() != n || s.mtimecmp.size() != n || s.timer_jitter.size() != n ||
+      s.timer_draws.size() != n || s.ipi_draws.size() != n || s.msip_from.size() != n)
+    return false;
+  msip_ = s.msip;
+  msip_at_ = s.msip_at;
+  mtimecmp_ = s.mtimecmp;
+  timer_jitter_ = s.timer_jitter;
+  timer_draws_ = s.timer_draws;
+  ipi_draws_ = s.ipi_draws;
+  msip_from_ = s.msip_from;
+  return true;
 }
 
 }  // namespace ksim

@@ -4,35 +4,67 @@
 // Time is not a shared wall clock: each hart reads mtime from its own cycle
 // count divided by the timebase divider (cpu/timing.hpp), which keeps every
 // read deterministic whatever order the harts run in.
+//
+// Delivery has latency: an msip write by one hart becomes visible to the
+// target kIpiLatency cycles later (plus seeded jitter), and a timer
+// interrupt may arrive a seeded few cycles after mtime reaches mtimecmp.
+// Both are decided when the register is written, from the writer's clock,
+// so they are deterministic.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "cpu/perturb.hpp"
 #include "mem/device.hpp"
 
 namespace ksim {
 
 class Clint final : public Device {
  public:
-  // `changed(hart)` is called after msip or mtimecmp of `hart` is written,
-  // so the hart re-evaluates its pending interrupts.
-  Clint(int harts, uint64_t timebase_divider, std::function<void(int hart)> changed);
+  struct Listener {
+    // msip or mtimecmp of `hart` changed: the hart re-evaluates interrupts.
+    std::function<void(int hart)> changed;
+    // A hart raised another's msip (an IPI): from, to, the writer's cycle.
+    std::function<void(int from, int to, uint64_t cycle)> ipi_sent;
+  };
+  Clint(int harts, uint64_t timebase_divider, const Perturbation& perturb, Listener listener);
   std::string_view name() const override { return "clint"; }
   bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) override;
   bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) override;
 
-  bool msip(int hart) const { return msip_[hart]; }
-  uint64_t mtimecmp(int hart) const { return mtimecmp_[hart]; }
   uint64_t mtime_at(uint64_t cycle) const { return cycle / divider_; }
-  // First cycle at which mtime >= mtimecmp for `hart` (UINT64_MAX if never).
+  // First cycle at which `hart` sees its timer interrupt pending
+  // (UINT64_MAX if never).
   uint64_t timer_cycle(int hart) const;
+  // First cycle at which `hart` sees its software interrupt pending
+  // (UINT64_MAX when msip is clear).
+  uint64_t msip_cycle(int hart) const { return msip_[hart] ? msip_at_[hart] : kNever; }
+  // The hart that last raised `hart`'s msip (-1 for none / the host).
+  int msip_source(int hart) const { return msip_from_[hart]; }
+
+  // Everything that must be saved to reproduce the device exactly.
+  struct Snapshot {
+    std::vector<uint8_t> msip;
+    std::vector<uint64_t> msip_at, mtimecmp, timer_jitter, timer_draws, ipi_draws;
+    std::vector<int32_t> msip_from;
+  };
+  Snapshot snapshot() const;
+  // Returns false when the snapshot does not fit this CLINT (hart count).
+  bool restore(const Snapshot& s);
 
  private:
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  int harts() const { return static_cast<int>(msip_.size()); }
   std::vector<uint8_t> msip_;
+  std::vector<uint64_t> msip_at_;
+  std::vector<int32_t> msip_from_;
   std::vector<uint64_t> mtimecmp_;
+  std::vector<uint64_t> timer_jitter_;           // drawn at each mtimecmp write
+  std::vector<uint64_t> timer_draws_, ipi_draws_;  // generator indices
   uint64_t divider_;
-  std::function<void(int)> changed_;
+  const Perturbation& perturb_;
+  Listener listener_;
 };
 
 }  // namespace ksim

@@ -22,7 +22,8 @@ std::string hex(uint64_t v) {
 }
 }  // namespace
 
-Machine::Machine(const MachineConfig& cfg) : cfg_(cfg), bus_(memmap::kRamBase, cfg.ram_size) {
+Machine::Machine(const MachineConfig& cfg)
+    : cfg_(cfg), bus_(memmap::kRamBase, cfg.ram_size), perturb_(cfg.seed) {
   if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
   if (cfg.quantum < 1) throw InputError("quantum must be at least 1 cycle");
   if (cfg.isa != Isa::rv64) throw InputError("the x86 core is not available yet: use --isa rv64");
@@ -113,10 +114,9 @@ void Machine::flush_console() {
 }
 
 void Machine::cpu_interrupts_changed(int cpu) {
-  Cpu& c = *cpus_[cpu];
-  c.interrupts_changed();
-  // A CPU woken by another one cannot wake before the waker's present.
-  if (c.idle() && c.wake_cycle() != kNever) c.advance_idle(now());
+  // An idle CPU wakes when the scheduler reaches its wake_cycle(), which
+  // already accounts for the interrupt's delivery latency.
+  cpus_[cpu]->interrupts_changed();
 }
 
 uint64_t Machine::now() const {

@@ -15,6 +15,7 @@
 
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
+#include "cpu/perturb.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
 #include "mem/memory_map.hpp"
@@ -29,9 +30,11 @@ struct MachineConfig {
   uint64_t ram_size = memmap::kRamDefaultSize;
   uint64_t max_cycles = 10'000'000'000ull;
   // A CPU may run this many cycles past the CPU furthest behind before the
-  // scheduler switches (1 = exact lockstep; larger is faster, still
-  // deterministic).
-  uint64_t quantum = 1000;
+  // scheduler switches. 1 is exact: instructions of all CPUs execute in
+  // the order of their cycles. Larger is faster and still deterministic.
+  uint64_t quantum = 1;
+  // Seed of the latency perturbation (0: none). See cpu/perturb.hpp.
+  uint64_t seed = 0;
 };
 
 struct RunResult {
@@ -62,6 +65,7 @@ class Machine {
   Cpu& cpu(int i) { return *cpus_[i]; }
   TrapHookChain& trap_hooks() { return hooks_; }
   EventStream& events() { return events_; }
+  const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
   // Everything the guest printed on the console so far.
   const std::string& console() const { return console_; }
@@ -89,6 +93,7 @@ class Machine {
   TrapHookChain hooks_;
   EventStream events_;
   SymbolTable symbols_;
+  Perturbation perturb_;
   std::unique_ptr<Platform> platform_;
   std::vector<Cpu*> cpus_;
   std::string console_;

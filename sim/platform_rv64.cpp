@@ -21,7 +21,12 @@ class Rv64Platform final : public Platform {
  public:
   explicit Rv64Platform(Machine& m)
       : m_(m),
-        clint_(m.config().cpus, timing::kTimebaseDivider, [&m](int hart) { m.cpu_interrupts_changed(hart); }),
+        clint_(m.config().cpus, timing::kTimebaseDivider, m.perturbation(),
+               Clint::Listener{[&m](int hart) { m.cpu_interrupts_changed(hart); },
+                               [&m](int from, int to, uint64_t cycle) {
+                                 m.events().emit(Event{cycle, from, EventKind::ipi_send,
+                                                       static_cast<uint64_t>(to), 0, 0, ""});
+                               }}),
         uart_([&m](const Accessor& who, char c) { m.console_putc(who, c); }),
         finisher_([&m](const Accessor& who, int status, bool panic) {
           if (panic)
@@ -35,7 +40,8 @@ class Rv64Platform final : public Platform {
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
     for (int i = 0; i < m.config().cpus; ++i) {
-      auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks());
+      auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks(),
+                                            m.perturbation());
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
         Event e;
         e.cycle = hart.cycle();
@@ -46,6 +52,10 @@ class Rv64Platform final : public Platform {
         e.c = r.info.pc;
         e.text = r.delivered ? "delivered" : "hooked";
         m_.events().emit(e);
+        if (r.info.interrupt && r.info.cause == rv64::kIrqMSoft) {
+          int from = clint_.msip_source(hart.id());
+          m_.events().emit(Event{hart.cycle(), hart.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
+        }
       };
       h->on_insn = [this](const rv64::Hart& hart, const rv64::Insn& in) {
         Event e;

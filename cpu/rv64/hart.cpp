@@ -20,7 +20,7 @@ const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "
 }  // namespace
 
 Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-           const TrapHookChain* hooks)
+           const TrapHookChain* hooks, const Perturbation& perturb)
     : id_(id),
       bus_(bus),
       clint_(clint),
@@ -30,7 +30,9 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_(bus.ram().host()),
       ram_base_(bus.ram().base()),
       ram_size_(bus.ram().size()),
-      page_flags_(bus.ram().flag_table()) {
+      page_flags_(bus.ram().flag_table()),
+      perturb_(perturb) {
+  ctl_.next_stall = perturb_.enabled() ? draw_stall_interval() : kNever;
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
   fault_insn_.exec = &exec_fetch_fault;
@@ -79,29 +81,65 @@ void Hart::loop_fast() {
 void Hart::loop_precise() {
   while (s.cycle < stop_) {
     const Insn& in = fetch(s.pc);
-    on_insn(*this, in);
+    if (trace_insns_ && on_insn) on_insn(*this, in);
+    uint64_t before = steps();
     in.exec(*this, in);
+    if (step_budget_ && steps() != before && --step_budget_ == 0) break;
   }
+}
+
+uint64_t Hart::draw_stall_interval() {
+  return s.cycle + perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_interval, id_),
+                                    ctl_.stall_draws, timing::kStallIntervalMin, timing::kStallIntervalMax);
+}
+
+bool Hart::prepare(uint64_t until) {
+  if (ctl_.idle) {
+    if ((mip() & s.mie) == 0) return false;  // still waiting; the scheduler moves time
+    ctl_.idle = false;
+  }
+  // A seeded memory stall that is due costs its cycles now.
+  if (s.cycle >= ctl_.next_stall) {
+    s.cycle += perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_length, id_), ctl_.stall_draws, 1,
+                                timing::kStallMax);
+    ++ctl_.stall_draws;
+    ctl_.next_stall = draw_stall_interval();
+  }
+  check_interrupts();
+  if (stop_requested_ || ctl_.idle || s.cycle >= until) return false;
+  // Stop at the next event (a timer or IPI becoming visible, a stall) so it
+  // is handled at the right instruction boundary.
+  stop_ = until;
+  for (uint64_t e : {clint_.timer_cycle(id_), clint_.msip_cycle(id_), ctl_.next_stall})
+    if (e > s.cycle && e < stop_) stop_ = e;
+  return true;
 }
 
 void Hart::run(uint64_t until) {
   stop_requested_ = false;
   stop_reason_ = StopReason::none;
+  step_budget_ = 0;
   while (!stop_requested_ && s.cycle < until) {
-    if (idle_) {
-      if ((mip() & s.mie) == 0) return;  // still waiting; the scheduler moves time
-      idle_ = false;
-    }
-    check_interrupts();
-    if (stop_requested_ || idle_) break;
-    // Stop at the timer's deadline so the interrupt is taken on time.
-    uint64_t timer = clint_.timer_cycle(id_);
-    stop_ = (timer > s.cycle && timer < until) ? timer : until;
+    if (!prepare(until)) break;
     if (trace_insns_ && on_insn)
       loop_precise();
     else
       loop_fast();
   }
+}
+
+uint64_t Hart::step(uint64_t until, uint64_t steps) {
+  stop_requested_ = false;
+  stop_reason_ = StopReason::none;
+  const uint64_t start = this->steps();
+  while (!stop_requested_ && s.cycle < until && this->steps() - start < steps) {
+    if (!prepare(until)) break;
+    step_budget_ = steps - (this->steps() - start);
+    if (step_budget_ == 0) break;  // prepare() took an interrupt: that was the step
+    loop_precise();
+  }
+  step_budget_ = 0;
+  return this->steps() - start;
 }
 
 const Insn& Hart::fetch_slow(uint64_t pc) {
@@ -177,6 +215,7 @@ void Hart::raise(uint64_t cause, uint64_t tval) {
 
 void Hart::take_trap(const TrapInfo& t) {
   last_trap_ = t;
+  ++ctl_.traps;
   s.cycle += timing::kTrapEntryCycles;
   if (hooks_ && !hooks_->empty()) {
     HookResult r = hooks_->run(*this, t);
@@ -192,9 +231,9 @@ void Hart::take_trap(const TrapInfo& t) {
   if (on_trap) on_trap(*this, TrapRecord{t, true});
 
   if (!t.interrupt) {
-    nested_traps_ = (s.instret == instret_at_last_trap_) ? nested_traps_ + 1 : 0;
-    instret_at_last_trap_ = s.instret;
-    if (nested_traps_ >= kMaxNestedTraps) {
+    ctl_.nested_traps = (s.instret == ctl_.instret_at_last_trap) ? ctl_.nested_traps + 1 : 0;
+    ctl_.instret_at_last_trap = s.instret;
+    if (ctl_.nested_traps >= kMaxNestedTraps) {
       stop_reason_ = StopReason::trap_loop;
       request_stop();
       return;
@@ -216,7 +255,7 @@ void Hart::take_trap(const TrapInfo& t) {
 
 uint64_t Hart::mip() const {
   uint64_t v = 0;
-  if (clint_.msip(id_)) v |= kMSIP;
+  if (s.cycle >= clint_.msip_cycle(id_)) v |= kMSIP;
   if (s.cycle >= clint_.timer_cycle(id_)) v |= kMTIP;
   return v;
 }
@@ -232,10 +271,11 @@ bool Hart::check_interrupts() {
 }
 
 uint64_t Hart::wake_cycle() const {
-  if (!idle_) return s.cycle;
-  if (mip() & s.mie) return s.cycle;
-  if (s.mie & kMTIP) return std::max(s.cycle, clint_.timer_cycle(id_));
-  return kNever;
+  if (!ctl_.idle) return s.cycle;
+  uint64_t t = kNever;
+  if (s.mie & kMTIP) t = std::min(t, clint_.timer_cycle(id_));
+  if (s.mie & kMSIP) t = std::min(t, clint_.msip_cycle(id_));
+  return t == kNever ? kNever : std::max(s.cycle, t);
 }
 
 void Hart::advance_idle(uint64_t to_cycle) {
@@ -269,7 +309,7 @@ void Hart::do_wfi(const Insn& i) {
   }
   retire(i);
   if ((mip() & s.mie) == 0 && s.priv == Priv::M) {
-    idle_ = true;
+    ctl_.idle = true;
     stop_ = 0;
   }
 }

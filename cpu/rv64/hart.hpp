@@ -7,6 +7,7 @@
 
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
+#include "cpu/perturb.hpp"
 #include "cpu/rv64/csr_numbers.hpp"
 #include "cpu/rv64/decode_cache.hpp"
 #include "cpu/rv64/insn.hpp"
@@ -35,10 +36,21 @@ struct State {
 // What ended a run() call early, besides reaching `until`.
 enum class StopReason { none, requested, trap_loop, hook };
 
+// Hart state that is not architectural but must be saved to reproduce a run
+// exactly (checkpoints): idling, seeded stalls, trap-loop detection.
+struct Control {
+  bool idle = false;
+  uint64_t next_stall = 0;    // cycle of the next seeded memory stall
+  uint64_t stall_draws = 0;   // generator index for stalls
+  uint64_t traps = 0;         // exceptions and interrupts taken (or hooked)
+  uint64_t instret_at_last_trap = ~uint64_t{0};
+  int32_t nested_traps = 0;
+};
+
 class Hart final : public Cpu {
  public:
   Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-       const TrapHookChain* hooks);
+       const TrapHookChain* hooks, const Perturbation& perturb);
 
   // --- Cpu interface -------------------------------------------------------
   Isa isa() const override { return Isa::rv64; }
@@ -52,7 +64,11 @@ class Hart final : public Cpu {
   uint64_t cycle() const override { return s.cycle; }
   uint64_t instret() const override { return s.instret; }
   void run(uint64_t until) override;
-  bool idle() const override { return idle_; }
+  // Runs at most `steps` steps (an instruction executed, or a trap taken),
+  // one at a time on the precise path; returns the steps done.
+  uint64_t step(uint64_t until, uint64_t steps) override;
+  uint64_t steps() const override { return s.instret + ctl_.traps; }
+  bool idle() const override { return ctl_.idle; }
   uint64_t wake_cycle() const override;
   void advance_idle(uint64_t to_cycle) override;
   void interrupts_changed() override { stop_ = 0; }
@@ -73,6 +89,7 @@ class Hart final : public Cpu {
 
   // --- Used by the instruction semantics ------------------------------------
   State s;
+  Control ctl_;
 
   void retire(const Insn& i) {
     s.pc += i.len;
@@ -171,6 +188,10 @@ class Hart final : public Cpu {
  private:
   void loop_fast();
   void loop_precise();
+  // Common set-up of run() and step(): idling, interrupts, stalls; returns
+  // false when the hart cannot run now (idle, or stopped).
+  bool prepare(uint64_t until);
+  uint64_t draw_stall_interval();
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
@@ -197,12 +218,11 @@ class Hart final : public Cpu {
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
   bool stop_requested_ = false;
-  bool idle_ = false;
   bool trace_insns_ = false;
+  uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)
   StopReason stop_reason_ = StopReason::none;
   TrapInfo last_trap_{};
-  uint64_t instret_at_last_trap_ = ~uint64_t{0};
-  int nested_traps_ = 0;
+  const Perturbation& perturb_;
 };
 
 }  // namespace ksim::rv64
