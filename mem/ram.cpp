@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -18,5 +19,11 @@ Ram::Ram(uint64_t base, uint64_t size) : base_(base), size_(size) {
 }
 
 Ram::~Ram() { munmap(host_, size_); }
+
+void Ram::clear() {
+  // MADV_DONTNEED on a private anonymous mapping gives zero-filled pages on
+  // the next touch and frees the old ones.
+  if (madvise(host_, size_, MADV_DONTNEED) != 0) std::memset(host_, 0, size_);
+}
 
 }  // namespace ksim

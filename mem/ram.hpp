@@ -39,6 +39,8 @@ class Ram {
     return off < size_ && len <= size_ - off;
   }
   uint8_t* ptr(uint64_t addr) const { return host_ + (addr - base_); }
+  // Returns every page to zero and to the host (checkpoint restore).
+  void clear();
 
   uint8_t page_flags(uint64_t addr) const { return flags_[(addr - base_) >> kPageShift]; }
   const uint8_t* flag_table() const { return flags_.data(); }

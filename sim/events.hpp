@@ -62,6 +62,7 @@ class TraceHasher final : public EventObserver {
  public:
   void on_event(const Event& e) override;
   uint64_t value() const { return h_; }
+  void set_value(uint64_t v) { h_ = v; }  // continue a hash saved in a checkpoint
   std::string hex() const;
 
  private:

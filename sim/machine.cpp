@@ -55,18 +55,120 @@ void Machine::load(const ElfImage& image) {
   // the run with that status.
   if (const Symbol* t = symbols_.find("tohost")) {
     if (!bus_.ram().contains(t->addr, 8)) throw InputError("tohost symbol at " + hex(t->addr) + " is outside RAM");
-    tohost_ = t->addr;
-    has_tohost_ = true;
-    bus_.ram().set_page_flag(tohost_, kPageWatched);
-    bus_.on_store_to_flagged(kPageWatched, [this](const Accessor& who, uint64_t addr, unsigned size) {
-      if (!has_tohost_ || addr >= tohost_ + 8 || addr + size <= tohost_) return;
-      uint64_t v = 0;
-      bus_.read_bytes(tohost_, &v, 8);
-      // Even non-zero values are HTIF commands (syscalls, console), which
-      // the -p- environment never sends; they are ignored.
-      if (v & 1) power_off(static_cast<int>(v >> 1), who.cycle, who.cpu);
-    });
+    arm_tohost(t->addr);
   }
+}
+
+void Machine::arm_tohost(uint64_t addr) {
+  tohost_ = addr;
+  bus_.ram().set_page_flag(tohost_, kPageWatched);
+  if (has_tohost_) return;  // the listener is registered once
+  has_tohost_ = true;
+  bus_.on_store_to_flagged(kPageWatched, [this](const Accessor& who, uint64_t a, unsigned size) {
+    if (a >= tohost_ + 8 || a + size <= tohost_) return;
+    uint64_t v = 0;
+    bus_.read_bytes(tohost_, &v, 8);
+    // Even non-zero values are HTIF commands (syscalls, console), which
+    // the -p- environment never sends; they are ignored.
+    if (v & 1) power_off(static_cast<int>(v >> 1), who.cycle, who.cpu);
+  });
+}
+
+void Machine::save_state(Writer& w) const {
+  // Symbols, so a restored run prints addresses the same way.
+  const auto syms = symbols_.all();
+  w.u64(syms.size());
+  for (const Symbol& s : syms) {
+    w.str(s.name);
+    w.u64(s.addr);
+    w.u64(s.size);
+    w.u8(static_cast<uint8_t>(s.kind));
+  }
+  w.boolean(has_tohost_);
+  w.u64(tohost_);
+  // Machine-level run state.
+  w.boolean(exit_status_.has_value());
+  w.i32(exit_status_.value_or(0));
+  w.str(panic_reason_);
+  w.str(console_);
+  w.str(line_);
+  w.i32(line_cpu_);
+  w.u64(line_cycle_);
+  for (bool b : idle_reported_) w.boolean(b);
+  w.i32(slot_cpu_);
+  w.u64(slot_until_);
+  // RAM: only pages that are not all zero.
+  const Ram& ram = bus_.ram();
+  const uint64_t pages = ram.size() / kPageSize;
+  std::vector<uint64_t> used;
+  for (uint64_t p = 0; p < pages; ++p) {
+    const uint64_t* q = reinterpret_cast<const uint64_t*>(ram.host() + p * kPageSize);
+    for (size_t i = 0; i < kPageSize / 8; ++i)
+      if (q[i]) {
+        used.push_back(p);
+        break;
+      }
+  }
+  w.u64(used.size());
+  for (uint64_t p : used) {
+    w.u64(p);
+    w.raw(ram.host() + p * kPageSize, kPageSize);
+  }
+  platform_->save(w);
+}
+
+void Machine::restore_state(Reader& r) {
+  SymbolTable syms;
+  uint64_t nsyms = r.length(8 + 8 + 8 + 1);
+  for (uint64_t i = 0; i < nsyms; ++i) {
+    Symbol s;
+    s.name = r.str();
+    s.addr = r.u64();
+    s.size = r.u64();
+    uint8_t kind = r.u8();
+    if (kind > static_cast<uint8_t>(Symbol::Kind::other)) r.fail("bad symbol kind");
+    s.kind = static_cast<Symbol::Kind>(kind);
+    syms.add(std::move(s));
+  }
+  syms.finalize();
+  bool has_tohost = r.boolean();
+  uint64_t tohost = r.u64();
+  if (has_tohost && !bus_.ram().contains(tohost, 8)) r.fail("tohost outside RAM");
+  bool exited = r.boolean();
+  int32_t status = r.i32();
+  std::string panic = r.str(), console = r.str(), line = r.str();
+  int32_t line_cpu = r.i32();
+  uint64_t line_cycle = r.u64();
+  std::vector<bool> idle_reported(cpus_.size());
+  for (size_t i = 0; i < idle_reported.size(); ++i) idle_reported[i] = r.boolean();
+  int32_t slot_cpu = r.i32();
+  uint64_t slot_until = r.u64();
+  if (slot_cpu < -1 || slot_cpu >= cpu_count()) r.fail("bad scheduler slot");
+
+  Ram& ram = bus_.ram();
+  ram.clear();
+  const uint64_t pages = ram.size() / kPageSize;
+  uint64_t used = r.length(8 + kPageSize);
+  for (uint64_t i = 0; i < used; ++i) {
+    uint64_t p = r.u64();
+    if (p >= pages) r.fail("page outside RAM");
+    r.raw(ram.host() + p * kPageSize, kPageSize);
+  }
+  platform_->restore(r);
+  if (!r.at_end()) r.fail("trailing data");
+
+  symbols_ = std::move(syms);
+  if (has_tohost) arm_tohost(tohost);
+  exit_status_ = exited ? std::optional<int>(status) : std::nullopt;
+  panic_reason_ = panic;
+  stop_reason_.clear();
+  console_ = console;
+  line_ = line;
+  line_cpu_ = line_cpu;
+  line_cycle_ = line_cycle;
+  idle_reported_ = idle_reported;
+  slot_cpu_ = slot_cpu;
+  slot_until_ = slot_until;
 }
 
 void Machine::power_off(int status, uint64_t cycle, int cpu) {
@@ -126,7 +228,13 @@ uint64_t Machine::now() const {
   return t;
 }
 
-RunResult Machine::run() {
+uint64_t Machine::steps() const {
+  uint64_t n = 0;
+  for (Cpu* c : cpus_) n += c->steps();
+  return n;
+}
+
+RunResult Machine::run(const RunLimits& limits) {
   platform_->set_trace_insns(events_.wants_insns());
   stop_reason_.clear();  // a host stop ends one run(); the next one resumes
   auto finish = [this](RunResult r) {
@@ -136,7 +244,7 @@ RunResult Machine::run() {
       r.cycles = std::max(r.cycles, c->cycle());
       r.instret += c->instret();
     }
-    if (r.end != RunResult::End::poweroff)
+    if (r.end != RunResult::End::poweroff && r.end != RunResult::End::paused)
       events_.emit(Event{r.cycles, -1, EventKind::exit, static_cast<uint64_t>(r.status), 0, 0, r.reason});
     return r;
   };
@@ -145,46 +253,65 @@ RunResult Machine::run() {
     if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
     if (!panic_reason_.empty()) return finish({RunResult::End::crash, 0, panic_reason_, 0, 0});
     if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
+    const uint64_t now_steps = steps();
+    if (limits.steps && now_steps >= limits.steps) return finish({RunResult::End::paused, 0, "", 0, 0});
+    if (slot_cpu_ >= 0 && cpus_[slot_cpu_]->cycle() >= limits.cycle)
+      return finish({RunResult::End::paused, 0, "", 0, 0});
 
-    // The CPU furthest behind runs next; ties go to the lowest number.
-    int next = -1;
-    uint64_t next_t = kNever, other_t = kNever;
-    for (int i = 0; i < cpu_count(); ++i) {
-      uint64_t t = ready_at(*cpus_[i]);
-      if (t < next_t) {
-        other_t = next_t;
-        next_t = t;
-        next = i;
-      } else if (t < other_t) {
-        other_t = t;
+    if (slot_cpu_ < 0) {
+      // A new slot. The CPU furthest behind runs next; ties go to the
+      // lowest number.
+      int next = -1;
+      uint64_t next_t = kNever, other_t = kNever;
+      for (int i = 0; i < cpu_count(); ++i) {
+        uint64_t t = ready_at(*cpus_[i]);
+        if (t < next_t) {
+          other_t = next_t;
+          next_t = t;
+          next = i;
+        } else if (t < other_t) {
+          other_t = t;
+        }
       }
-    }
-    if (next < 0)
-      return finish({RunResult::End::crash, 0,
-                     "every CPU is waiting for an interrupt that nothing will send (wfi with no timer armed)", 0,
-                     0});
-    if (next_t >= cfg_.max_cycles) return finish({RunResult::End::cycle_limit, 0, "cycle limit reached", 0, 0});
+      if (next < 0)
+        return finish({RunResult::End::crash, 0,
+                       "every CPU is waiting for an interrupt that nothing will send (wfi with no timer armed)", 0,
+                       0});
+      if (next_t >= cfg_.max_cycles) return finish({RunResult::End::cycle_limit, 0, "cycle limit reached", 0, 0});
+      if (next_t >= limits.cycle) return finish({RunResult::End::paused, 0, "", 0, 0});
 
-    Cpu& c = *cpus_[next];
-    if (c.idle()) {
-      c.advance_idle(next_t);
-      if (idle_reported_[next]) {
-        events_.emit(Event{c.cycle(), next, EventKind::wake, 0, 0, 0, ""});
-        idle_reported_[next] = false;
+      Cpu& c = *cpus_[next];
+      if (c.idle()) {
+        c.advance_idle(next_t);
+        if (idle_reported_[next]) {
+          events_.emit(Event{c.cycle(), next, EventKind::wake, 0, 0, 0, ""});
+          idle_reported_[next] = false;
+        }
       }
+      uint64_t until = cfg_.max_cycles;
+      if (other_t != kNever) until = std::min(until, std::max(other_t, c.cycle()) + cfg_.quantum);
+      slot_cpu_ = next;
+      slot_until_ = until;
     }
-    uint64_t until = cfg_.max_cycles;
-    if (other_t != kNever) until = std::min(until, std::max(other_t, c.cycle()) + cfg_.quantum);
 
-    running_ = next;
-    c.run(until);
+    // Run the slot: to its end, or to the step limit (a paused slot resumes
+    // where it stopped, so pausing never changes the schedule).
+    const int cur = slot_cpu_;
+    Cpu& c = *cpus_[cur];
+    running_ = cur;
+    const uint64_t until = std::min(slot_until_, limits.cycle);
+    if (limits.steps)
+      c.step(until, limits.steps - now_steps);
+    else
+      c.run(until);
     running_ = -1;
+    if (c.cycle() >= slot_until_ || c.idle()) slot_cpu_ = -1;
 
-    std::string crash = platform_->crash_reason(next);
+    std::string crash = platform_->crash_reason(cur);
     if (!crash.empty()) return finish({RunResult::End::crash, 0, crash, 0, 0});
-    if (c.idle() && !idle_reported_[next]) {
-      events_.emit(Event{c.cycle(), next, EventKind::idle, 0, 0, 0, ""});
-      idle_reported_[next] = true;
+    if (c.idle() && !idle_reported_[cur]) {
+      events_.emit(Event{c.cycle(), cur, EventKind::idle, 0, 0, 0, ""});
+      idle_reported_[cur] = true;
     }
   }
 }

@@ -21,6 +21,7 @@
 #include "mem/memory_map.hpp"
 #include "sim/elf/elf_image.hpp"
 #include "sim/events.hpp"
+#include "sim/serial.hpp"
 
 namespace ksim {
 
@@ -37,8 +38,20 @@ struct MachineConfig {
   uint64_t seed = 0;
 };
 
+// Where a run() call pauses (the machine can be run again from there).
+struct RunLimits {
+  // Pause when execution reaches this cycle: the running CPU stops at its
+  // first instruction boundary at or after it, and no CPU starts running at
+  // or after it. Resuming continues the same schedule.
+  uint64_t cycle = ~uint64_t{0};
+  // Pause after exactly this many machine steps (sum over CPUs of
+  // instructions executed and traps taken); 0 = no limit. Runs one step at a
+  // time on the precise path, so it is meant for short distances.
+  uint64_t steps = 0;
+};
+
 struct RunResult {
-  enum class End { poweroff, cycle_limit, crash, hook_stop };
+  enum class End { poweroff, cycle_limit, crash, hook_stop, paused };
   End end = End::poweroff;
   int status = 0;         // guest exit status for poweroff
   std::string reason;     // one line for crash / hook_stop
@@ -57,7 +70,9 @@ class Machine {
   // arms the `tohost` watch if the image has that symbol. Throws InputError
   // when a segment does not fit in RAM.
   void load(const ElfImage& image);
-  RunResult run();
+  RunResult run(const RunLimits& limits = {});
+  // Total steps so far (see RunLimits::steps).
+  uint64_t steps() const;
 
   const MachineConfig& config() const { return cfg_; }
   Bus& bus() { return bus_; }
@@ -80,6 +95,12 @@ class Machine {
   // Receives each console byte as the guest writes it (the CLI prints it).
   std::function<void(char)> console_sink;
 
+  // The whole machine state, for checkpoints (sim/checkpoint.hpp). The
+  // configuration is not included: restore into a machine built with the
+  // configuration the checkpoint records.
+  void save_state(Writer& w) const;
+  void restore_state(Reader& r);
+
   // Used by the platform's devices.
   void console_putc(const Accessor& who, char c);
   void cpu_interrupts_changed(int cpu);
@@ -87,6 +108,7 @@ class Machine {
 
  private:
   void flush_console();
+  void arm_tohost(uint64_t addr);
 
   MachineConfig cfg_;
   Bus bus_;
@@ -105,6 +127,10 @@ class Machine {
   std::string panic_reason_;
   std::vector<bool> idle_reported_;
   int running_ = -1;
+  // The current scheduling slot: which CPU runs until which cycle. Kept
+  // across run() calls so a paused run resumes on the same schedule.
+  int slot_cpu_ = -1;
+  uint64_t slot_until_ = 0;
   uint64_t tohost_ = 0;
   bool has_tohost_ = false;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu/cpu.hpp"
+#include "sim/serial.hpp"
 
 namespace ksim {
 
@@ -17,6 +18,9 @@ class Platform {
   // Reason text for a CPU that stopped itself (e.g. a trap loop), or "".
   virtual std::string crash_reason(int cpu) = 0;
   virtual void set_trace_insns(bool on) = 0;
+  // Checkpoints: CPUs, devices and shared CPU structures.
+  virtual void save(Writer& w) const = 0;
+  virtual void restore(Reader& r) = 0;
 };
 
 std::unique_ptr<Platform> make_rv64_platform(Machine& m);

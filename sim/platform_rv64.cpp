@@ -93,6 +93,71 @@ class Rv64Platform final : public Platform {
     for (auto& h : harts_) h->set_trace_insns(on);
   }
 
+  // Field by field (never whole structs: padding bytes would make equal
+  // states serialise differently).
+  void save(Writer& w) const override {
+    w.u32(static_cast<uint32_t>(harts_.size()));
+    for (const auto& h : harts_) {
+      const rv64::State& s = h->s;
+      for (int i = 0; i < 32; ++i) w.u64(s.x[i]);
+      w.u64(s.pc);
+      w.u8(static_cast<uint8_t>(s.priv));
+      for (uint64_t v : {s.cycle, s.instret, s.mstatus, s.mie, s.mtvec, s.mscratch, s.mepc, s.mcause, s.mtval,
+                         s.mcounteren, s.mcycle_base, s.minstret_base})
+        w.u64(v);
+      const rv64::Control& c = h->ctl_;
+      w.boolean(c.idle);
+      for (uint64_t v : {c.next_stall, c.stall_draws, c.traps, c.instret_at_last_trap}) w.u64(v);
+      w.i32(c.nested_traps);
+      w.boolean(reservations_.held(h->id()));
+      w.u64(reservations_.address(h->id()));
+    }
+    Clint::Snapshot cs = clint_.snapshot();
+    w.vec(cs.msip);
+    w.vec(cs.msip_at);
+    w.vec(cs.mtimecmp);
+    w.vec(cs.timer_jitter);
+    w.vec(cs.timer_draws);
+    w.vec(cs.ipi_draws);
+    w.vec(cs.msip_from);
+  }
+
+  void restore(Reader& r) override {
+    if (r.u32() != harts_.size()) r.fail("CPU count differs");
+    for (auto& h : harts_) {
+      rv64::State& s = h->s;
+      for (int i = 0; i < 32; ++i) s.x[i] = r.u64();
+      if (s.x[0] != 0) r.fail("x0 is not zero");
+      s.x[32] = 0;
+      s.pc = r.u64();
+      uint8_t priv = r.u8();
+      if (priv != 0 && priv != 3) r.fail("bad privilege mode");
+      s.priv = static_cast<rv64::Priv>(priv);
+      for (uint64_t* v : {&s.cycle, &s.instret, &s.mstatus, &s.mie, &s.mtvec, &s.mscratch, &s.mepc, &s.mcause,
+                          &s.mtval, &s.mcounteren, &s.mcycle_base, &s.minstret_base})
+        *v = r.u64();
+      rv64::Control& c = h->ctl_;
+      c.idle = r.boolean();
+      for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap}) *v = r.u64();
+      c.nested_traps = r.i32();
+      bool held = r.boolean();
+      uint64_t granule = r.u64();
+      if (held && !m_.bus().ram().contains(granule, 8)) r.fail("reservation outside RAM");
+      reservations_.restore(h->id(), held, granule);
+    }
+    Clint::Snapshot cs;
+    cs.msip = r.vec<uint8_t>();
+    cs.msip_at = r.vec<uint64_t>();
+    cs.mtimecmp = r.vec<uint64_t>();
+    cs.timer_jitter = r.vec<uint64_t>();
+    cs.timer_draws = r.vec<uint64_t>();
+    cs.ipi_draws = r.vec<uint64_t>();
+    cs.msip_from = r.vec<int32_t>();
+    if (!clint_.restore(cs)) r.fail("CLINT state does not match the CPU count");
+    // RAM was rewritten wholesale: forget every decoded instruction.
+    cache_.flush();
+  }
+
  private:
   Machine& m_;
   Clint clint_;
