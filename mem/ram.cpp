@@ -1,6 +1,7 @@
 #include "mem/ram.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <new>
@@ -19,6 +20,24 @@ Ram::Ram(uint64_t base, uint64_t size) : base_(base), size_(size) {
 }
 
 Ram::~Ram() { munmap(host_, size_); }
+
+std::vector<uint64_t> Ram::resident_pages() const {
+  const uint64_t pages = size_ >> kPageShift;
+  std::vector<uint64_t> out;
+  const long host_page = sysconf(_SC_PAGESIZE);
+  if (host_page != static_cast<long>(kPageSize)) {  // unusual host: report every page
+    for (uint64_t p = 0; p < pages; ++p) out.push_back(p);
+    return out;
+  }
+  std::vector<unsigned char> vec(pages);
+  if (mincore(host_, size_, vec.data()) != 0) {
+    for (uint64_t p = 0; p < pages; ++p) out.push_back(p);
+    return out;
+  }
+  for (uint64_t p = 0; p < pages; ++p)
+    if (vec[p] & 1) out.push_back(p);
+  return out;
+}
 
 void Ram::clear() {
   // MADV_DONTNEED on a private anonymous mapping gives zero-filled pages on

@@ -41,6 +41,10 @@ class Ram {
   uint8_t* ptr(uint64_t addr) const { return host_ + (addr - base_); }
   // Returns every page to zero and to the host (checkpoint restore).
   void clear();
+  // Indices of pages that may hold non-zero bytes: the pages the host has
+  // backed with memory (never-touched pages read as zero and are skipped
+  // without being touched). Checkpoints scan only these.
+  std::vector<uint64_t> resident_pages() const;
 
   uint8_t page_flags(uint64_t addr) const { return flags_[(addr - base_) >> kPageShift]; }
   const uint8_t* flag_table() const { return flags_.data(); }

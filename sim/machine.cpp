@@ -99,9 +99,8 @@ void Machine::save_state(Writer& w) const {
   w.u64(slot_until_);
   // RAM: only pages that are not all zero.
   const Ram& ram = bus_.ram();
-  const uint64_t pages = ram.size() / kPageSize;
   std::vector<uint64_t> used;
-  for (uint64_t p = 0; p < pages; ++p) {
+  for (uint64_t p : ram.resident_pages()) {
     const uint64_t* q = reinterpret_cast<const uint64_t*>(ram.host() + p * kPageSize);
     for (size_t i = 0; i < kPageSize / 8; ++i)
       if (q[i]) {

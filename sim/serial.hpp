@@ -24,8 +24,10 @@ class Writer {
     raw(s.data(), s.size());
   }
   void raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out_.insert(out_.end(), b, b + n);
+    if (n == 0) return;
+    const size_t old = out_.size();
+    out_.resize(old + n);
+    std::memcpy(out_.data() + old, p, n);
   }
   template <typename T>
   void vec(const std::vector<T>& v) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "apps/ksim/options.hpp"
+#include "sim/checkpoint.hpp"
 #include "sim/machine.hpp"
 #include "sim/trace_writer.hpp"
 
@@ -15,19 +16,24 @@ namespace ksim::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ksim run options");
-  std::string isa_name = "rv64", elf, trace;
-  uint64_t max_cycles = 0, quantum = 0;
+  std::string isa_name = "rv64", elf, trace, checkpoint_file, restore;
+  uint64_t max_cycles = 0, quantum = 0, seed = 0, checkpoint_at = 0;
   int cpus = 1;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
       ("elf", po::value(&elf), "guest ELF64 executable (default: the built-in guest)")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
+      ("seed", po::value(&seed)->default_value(0),
+       "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
+      ("quantum", po::value(&quantum)->default_value(1),
+       "cycles a CPU may run past the one furthest behind: 1 is exact, larger is faster (still deterministic)")
       ("max-cycles", po::value(&max_cycles)->default_value(10'000'000'000ull),
        "stop with exit status 5 when the machine's clock reaches this cycle")
-      ("quantum", po::value(&quantum)->default_value(1000),
-       "cycles a CPU may run ahead of the one furthest behind (1 = lockstep)")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
       ("trace-insns", "also write one event per executed instruction (slow)")
+      ("checkpoint-at", po::value(&checkpoint_at), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
+      ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
+      ("restore", po::value(&restore), "start from a checkpoint file instead of booting a guest")
       ("quiet,q", "do not echo the guest console");
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
@@ -38,17 +44,40 @@ int cmd_run(const std::vector<std::string>& args) {
   if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
   if (quantum == 0) throw UsageError{"--quantum must be positive"};
   if (vm.count("trace-insns") && trace.empty()) throw UsageError{"--trace-insns needs --trace FILE"};
+  if (vm.count("checkpoint-at") != vm.count("checkpoint-file"))
+    throw UsageError{"--checkpoint-at and --checkpoint-file go together"};
+  if (!restore.empty())
+    for (const char* o : {"elf", "cpus", "seed", "quantum"})
+      if (vm.count(o) && !vm[o].defaulted())
+        throw UsageError{std::string("--") + o + " cannot be combined with --restore: the checkpoint fixes it"};
 
-  ElfImage image = load_image(elf, isa);
-  MachineConfig cfg;
-  cfg.isa = isa;
-  cfg.cpus = cpus;
-  cfg.max_cycles = max_cycles;
-  cfg.quantum = quantum;
-  Machine m(cfg);
-  m.load(image);
+  // Build the machine: from a checkpoint, or by booting an image.
+  std::unique_ptr<Machine> machine;
+  uint64_t restored_hash = 0;
+  if (!restore.empty()) {
+    std::vector<uint8_t> bytes = read_checkpoint_file(restore);
+    CheckpointHeader h = read_checkpoint_header(bytes);
+    MachineConfig cfg = h.config;
+    cfg.max_cycles = max_cycles;
+    machine = std::make_unique<Machine>(cfg);
+    restore_checkpoint(*machine, bytes);
+    restored_hash = h.trace_hash;
+    cpus = cfg.cpus;
+  } else {
+    ElfImage image = load_image(elf, isa);
+    MachineConfig cfg;
+    cfg.isa = isa;
+    cfg.cpus = cpus;
+    cfg.max_cycles = max_cycles;
+    cfg.quantum = quantum;
+    cfg.seed = seed;
+    machine = std::make_unique<Machine>(cfg);
+    machine->load(image);
+  }
+  Machine& m = *machine;
 
   TraceHasher hasher;
+  hasher.set_value(restored_hash ? restored_hash : hasher.value());
   m.events().add(&hasher);
   std::unique_ptr<TraceWriter> writer;
   if (!trace.empty()) {
@@ -63,7 +92,22 @@ int cmd_run(const std::vector<std::string>& args) {
   };
 
   auto t0 = std::chrono::steady_clock::now();
-  RunResult r = m.run();
+  RunResult r;
+  if (!checkpoint_file.empty()) {
+    RunLimits lim;
+    lim.cycle = checkpoint_at;
+    r = m.run(lim);
+    if (r.end == RunResult::End::paused) {
+      write_checkpoint_file(checkpoint_file, save_checkpoint(m, hasher.value()));
+      std::fprintf(stderr, "ksim: checkpoint at cycle %" PRIu64 " (%" PRIu64 " steps) written to %s\n",
+                   m.now(), m.steps(), checkpoint_file.c_str());
+      r = m.run();
+    } else {
+      std::fprintf(stderr, "ksim: the run ended before cycle %" PRIu64 ": no checkpoint written\n", checkpoint_at);
+    }
+  } else {
+    r = m.run();
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   writer.reset();  // flush the trace before printing the summary
 
@@ -84,11 +128,13 @@ int cmd_run(const std::vector<std::string>& args) {
       status = kGuestCrash;
       break;
     case RunResult::End::hook_stop:
+    case RunResult::End::paused:  // not reached: runs here go to the end
       std::printf("exit: stopped by the host: %s\n", r.reason.c_str());
       status = kGuestCrash;
       break;
   }
-  std::printf("isa: %s, cpus: %d\n", isa_name.c_str(), cpus);
+  std::printf("isa: %s, cpus: %d, seed: %" PRIu64 ", quantum: %" PRIu64 "\n", isa_name.c_str(), cpus,
+              m.config().seed, m.config().quantum);
   std::printf("instructions: %" PRIu64 "\n", r.instret);
   std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? r.instret / secs / 1e6 : 0.0);
   std::printf("cycles: %" PRIu64 "\n", r.cycles);
