@@ -20,6 +20,11 @@ class Reservations {
   // The reservation is released either way.
   bool take(int hart, uint64_t addr);
   bool held(int hart) const { return slots_[hart].valid; }
+  // Checkpoint restore: sets a hart's reservation as saved.
+  void restore(int hart, bool valid, uint64_t granule_addr) {
+    release(hart);
+    if (valid) set(hart, granule_addr);
+  }
   uint64_t address(int hart) const { return slots_[hart].granule; }
 
  private:
