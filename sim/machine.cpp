@@ -252,7 +252,7 @@ RunResult Machine::run(const RunLimits& limits) {
     if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
     if (!panic_reason_.empty()) return finish({RunResult::End::crash, 0, panic_reason_, 0, 0});
     if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
-    const uint64_t now_steps = steps();
+    const uint64_t now_steps = limits.steps ? steps() : 0;
     if (limits.steps && now_steps >= limits.steps) return finish({RunResult::End::paused, 0, "", 0, 0});
     if (slot_cpu_ >= 0 && cpus_[slot_cpu_]->cycle() >= limits.cycle)
       return finish({RunResult::End::paused, 0, "", 0, 0});
