@@ -16,16 +16,17 @@ Clint::Clint(int harts, uint64_t timebase_divider, const Perturbation& perturb, 
       msip_from_(harts, -1),
       mtimecmp_(harts, std::numeric_limits<uint64_t>::max()),
       timer_jitter_(harts, 0),
+      timer_at_(harts, kNever),
       timer_draws_(harts, 0),
       ipi_draws_(harts, 0),
       divider_(timebase_divider),
       perturb_(perturb),
       listener_(std::move(listener)) {}
 
-uint64_t Clint::timer_cycle(int hart) const {
+void Clint::update_timer_at(int hart) {
   uint64_t cmp = mtimecmp_[hart];
-  if (cmp > (kNever - timing::kTimerJitterMax) / divider_) return kNever;
-  return cmp * divider_ + timer_jitter_[hart];
+  timer_at_[hart] =
+      cmp > (kNever - timing::kTimerJitterMax) / divider_ ? kNever : cmp * divider_ + timer_jitter_[hart];
 }
 
 namespace {
@@ -89,6 +90,7 @@ bool Clint::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t 
     uint64_t idx = timer_draws_[hart]++;
     timer_jitter_[hart] = perturb_.uniform(Perturbation::stream(Perturbation::Stream::timer, hart), idx, 0,
                                            timing::kTimerJitterMax);
+    update_timer_at(hart);
     if (listener_.changed) listener_.changed(hart);
     return true;
   }
@@ -116,6 +118,7 @@ bool Clint::restore(const Snapshot& s) {
   timer_draws_ = s.timer_draws;
   ipi_draws_ = s.ipi_draws;
   msip_from_ = s.msip_from;
+  for (int h = 0; h < harts(); ++h) update_timer_at(h);
   return true;
 }
 

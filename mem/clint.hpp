@@ -36,7 +36,7 @@ class Clint final : public Device {
   uint64_t mtime_at(uint64_t cycle) const { return cycle / divider_; }
   // First cycle at which `hart` sees its timer interrupt pending
   // (UINT64_MAX if never).
-  uint64_t timer_cycle(int hart) const;
+  uint64_t timer_cycle(int hart) const { return timer_at_[hart]; }
   // First cycle at which `hart` sees its software interrupt pending
   // (UINT64_MAX when msip is clear).
   uint64_t msip_cycle(int hart) const { return msip_[hart] ? msip_at_[hart] : kNever; }
@@ -61,6 +61,8 @@ class Clint final : public Device {
   std::vector<int32_t> msip_from_;
   std::vector<uint64_t> mtimecmp_;
   std::vector<uint64_t> timer_jitter_;           // drawn at each mtimecmp write
+  std::vector<uint64_t> timer_at_;               // derived: mtimecmp * divider + jitter
+  void update_timer_at(int hart);
   std::vector<uint64_t> timer_draws_, ipi_draws_;  // generator indices
   uint64_t divider_;
   const Perturbation& perturb_;

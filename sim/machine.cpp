@@ -218,6 +218,7 @@ void Machine::cpu_interrupts_changed(int cpu) {
   // An idle CPU wakes when the scheduler reaches its wake_cycle(), which
   // already accounts for the interrupt's delivery latency.
   cpus_[cpu]->interrupts_changed();
+  if (static_cast<size_t>(cpu) < ready_.size()) ready_[cpu] = ready_at(*cpus_[cpu]);
 }
 
 uint64_t Machine::now() const {
@@ -236,6 +237,10 @@ uint64_t Machine::steps() const {
 RunResult Machine::run(const RunLimits& limits) {
   platform_->set_trace_insns(events_.wants_insns());
   stop_reason_.clear();  // a host stop ends one run(); the next one resumes
+  // When each CPU next has something to do. Kept up to date incrementally:
+  // only the CPU that ran, and CPUs whose interrupts changed, can move.
+  ready_.resize(cpus_.size());
+  for (size_t i = 0; i < cpus_.size(); ++i) ready_[i] = ready_at(*cpus_[i]);
   auto finish = [this](RunResult r) {
     flush_console();
     r.cycles = 0;
@@ -263,7 +268,7 @@ RunResult Machine::run(const RunLimits& limits) {
       int next = -1;
       uint64_t next_t = kNever, other_t = kNever;
       for (int i = 0; i < cpu_count(); ++i) {
-        uint64_t t = ready_at(*cpus_[i]);
+        uint64_t t = ready_[i];
         if (t < next_t) {
           other_t = next_t;
           next_t = t;
@@ -282,6 +287,7 @@ RunResult Machine::run(const RunLimits& limits) {
       Cpu& c = *cpus_[next];
       if (c.idle()) {
         c.advance_idle(next_t);
+        ready_[next] = ready_at(c);
         if (idle_reported_[next]) {
           events_.emit(Event{c.cycle(), next, EventKind::wake, 0, 0, 0, ""});
           idle_reported_[next] = false;
@@ -306,8 +312,8 @@ RunResult Machine::run(const RunLimits& limits) {
     running_ = -1;
     if (c.cycle() >= slot_until_ || c.idle()) slot_cpu_ = -1;
 
-    std::string crash = platform_->crash_reason(cur);
-    if (!crash.empty()) return finish({RunResult::End::crash, 0, crash, 0, 0});
+    ready_[cur] = ready_at(c);
+    if (platform_->crashed(cur)) return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});
     if (c.idle() && !idle_reported_[cur]) {
       events_.emit(Event{c.cycle(), cur, EventKind::idle, 0, 0, 0, ""});
       idle_reported_[cur] = true;

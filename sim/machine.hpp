@@ -129,6 +129,7 @@ class Machine {
   int running_ = -1;
   // The current scheduling slot: which CPU runs until which cycle. Kept
   // across run() calls so a paused run resumes on the same schedule.
+  std::vector<uint64_t> ready_;  // per CPU: ready_at(), cached during run()
   int slot_cpu_ = -1;
   uint64_t slot_until_ = 0;
   uint64_t tohost_ = 0;

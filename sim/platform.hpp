@@ -15,7 +15,9 @@ class Platform {
  public:
   virtual ~Platform() = default;
   virtual std::vector<Cpu*> cpus() = 0;
-  // Reason text for a CPU that stopped itself (e.g. a trap loop), or "".
+  // Whether a CPU stopped itself because the guest crashed (e.g. a trap
+  // loop), and the reason text.
+  virtual bool crashed(int cpu) const = 0;
   virtual std::string crash_reason(int cpu) = 0;
   virtual void set_trace_insns(bool on) = 0;
   // Checkpoints: CPUs, devices and shared CPU structures.

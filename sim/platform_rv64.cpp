@@ -76,6 +76,8 @@ class Rv64Platform final : public Platform {
     return v;
   }
 
+  bool crashed(int cpu) const override { return harts_[cpu]->stop_reason() == rv64::StopReason::trap_loop; }
+
   std::string crash_reason(int cpu) override {
     const rv64::Hart& h = *harts_[cpu];
     if (h.stop_reason() != rv64::StopReason::trap_loop) return "";
