@@ -81,7 +81,11 @@ void Hart::loop_fast() {
 void Hart::loop_precise() {
   while (s.cycle < stop_) {
     const Insn& in = fetch(s.pc);
-    if (trace_insns_ && on_insn) on_insn(*this, in);
+    if (trace_insns_ && on_insn) {
+      // Observers see the decoded instruction, not the decode-me stub.
+      if (in.exec == &exec_decode) decode_into(const_cast<Insn&>(in), s.pc);
+      on_insn(*this, in);
+    }
     uint64_t before = steps();
     in.exec(*this, in);
     if (step_budget_ && steps() != before && --step_budget_ == 0) break;
