@@ -79,10 +79,11 @@ endif()
 #     SOURCES a.c b.S ...        relative to the calling CMakeLists.txt
 #     [LINKER_SCRIPT file]       default: common/link.ld
 #     [CFLAGS ...]               extra compile flags (e.g. -DITERS=100)
+#     [LDFLAGS ...]              extra link flags (e.g. -Wl,--no-warn-rwx-segments)
 #     [NO_RUNTIME]               do not add crt0.S and libguest.c
 #     [EXPECT_STATUS n])         exit status the guest should end with (default 0)
 function(ksim_add_rv64_guest NAME)
-  cmake_parse_arguments(PARSE_ARGV 1 G "NO_RUNTIME" "LINKER_SCRIPT;EXPECT_STATUS" "SOURCES;CFLAGS")
+  cmake_parse_arguments(PARSE_ARGV 1 G "NO_RUNTIME" "LINKER_SCRIPT;EXPECT_STATUS" "SOURCES;CFLAGS;LDFLAGS")
   if(G_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ksim_add_rv64_guest(${NAME}): unknown arguments ${G_UNPARSED_ARGUMENTS}")
   endif()
@@ -133,7 +134,7 @@ function(ksim_add_rv64_guest NAME)
 
   add_custom_command(
     OUTPUT "${elf}"
-    COMMAND "${KSIM_RISCV_GCC}" ${KSIM_RV64_LDFLAGS} -T "${G_LINKER_SCRIPT}"
+    COMMAND "${KSIM_RISCV_GCC}" ${KSIM_RV64_LDFLAGS} ${G_LDFLAGS} -T "${G_LINKER_SCRIPT}"
             -Wl,-Map,${objdir}/${NAME}.map
             ${objs} ${KSIM_RV64_LIBGCC} -o "${elf}"
     DEPENDS ${objs} "${G_LINKER_SCRIPT}"

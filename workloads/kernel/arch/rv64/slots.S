@@ -1,0 +1,13 @@
+/* 64 KiB for the kprobes engine's guest-side code: out-of-line instruction
+ * slots and trampolines. Executable and writable (its own RWX segment, see
+ * kernel.ld, which also page-aligns it), in the kernel's text region,
+ * filled with 32-bit ebreak instructions so a stray jump into an unused
+ * slot traps at once. Bounds: __kprobe_slots_start / __kprobe_slots_end. */
+  .section .kprobe_slots, "awx", @progbits
+  .option push
+  .option norvc
+  .option norelax
+  .rept 65536 / 4
+  ebreak
+  .endr
+  .option pop

@@ -1,0 +1,60 @@
+/* Per-CPU data. Each CPU's area is reached through the arch's per-CPU
+ * pointer (RV64: tp), set once at boot; threads never migrate between CPUs,
+ * so a thread may keep the pointer. Portable. */
+#ifndef KERNEL_PERCPU_H
+#define KERNEL_PERCPU_H
+
+#include "arch/arch.h"
+#include "kernel/atomic.h"
+#include "kernel/sched.h"
+#include "kernel/spinlock.h"
+#include "kernel/types.h"
+
+/* Requests carried by an IPI (bits of percpu.ipi_pending). */
+#define IPI_RESCHEDULE 0x1 /* a thread of the target CPU was woken */
+#define IPI_WAKEUP 0x2     /* just leave the idle wait and look around */
+
+struct run_queue {
+  spinlock_t lock;          /* irqsave: the tick and remote wakeups take it */
+  struct thread *head, *tail; /* runnable threads, FIFO */
+  struct thread *sleepers;  /* threads in sleep_ticks(), unordered */
+  unsigned nr_running;      /* threads on head..tail */
+};
+
+struct percpu {
+  unsigned cpu;
+  int preempt_count;      /* spinlocks held (and explicit preempt_disable) */
+  unsigned irq_depth;     /* > 0 inside an interrupt handler */
+  int need_resched;       /* this CPU only, with interrupts disabled */
+  struct thread *curr;    /* running thread; changed under rq.lock */
+  struct thread *idle;    /* this CPU's idle context (its boot stack) */
+  struct run_queue rq;
+  unsigned long ticks;    /* timer ticks taken by this CPU */
+  atomic_t ipi_pending;   /* IPI_* bits, set by senders, taken by the handler */
+
+  /* Statistics: written by this CPU with interrupts disabled. */
+  unsigned long switches;     /* context switches (any thread, idle included) */
+  unsigned long preemptions;  /* involuntary switches (timer / wakeup) */
+  unsigned long ipis_sent;
+  unsigned long ipis_received;
+  unsigned long idle_ticks;
+
+  /* End of run. */
+  unsigned threads_total, threads_alive;
+  bool work_done;   /* last worker exited */
+  bool reported;    /* summary line printed */
+  unsigned long report_switches, report_preemptions, report_ipis_sent, report_ipis_received;
+
+  int panic_depth;
+  struct thread idle_thread;
+} __aligned(64);
+
+extern struct percpu percpu_areas[CONFIG_MAX_CPUS];
+extern unsigned nr_cpus;
+
+static __always_inline struct percpu *this_cpu(void) { return (struct percpu *)arch_percpu_ptr(); }
+static __always_inline struct percpu *per_cpu(unsigned cpu) { return &percpu_areas[cpu]; }
+static __always_inline unsigned smp_processor_id(void) { return this_cpu()->cpu; }
+#define current (this_cpu()->curr)
+
+#endif

@@ -1,0 +1,37 @@
+/* Portable interrupt handling, called by the arch trap code with
+ * interrupts disabled: irq_enter(); timer_interrupt() | ipi_interrupt();
+ * irq_exit(). Printing nothing per tick keeps the console small. */
+#include "arch/arch.h"
+#include "kernel/atomic.h"
+#include "kernel/kprobes.h"
+#include "kernel/percpu.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+
+void irq_enter(void) { this_cpu()->irq_depth++; }
+NOKPROBE_SYMBOL(irq_enter);
+
+/* The preemption point of CONFIG_PREEMPT: an interrupt that made a
+ * reschedule due switches threads here, on the interrupted thread's stack,
+ * before the trap returns. The interrupted thread resumes (through the
+ * arch's trap return) when it is next switched in. */
+void irq_exit(void) {
+  struct percpu *pc = this_cpu();
+  if (unlikely(pc->irq_depth == 0)) panic("irq_exit without irq_enter");
+  pc->irq_depth--;
+  if (IS_ENABLED_PREEMPT && pc->irq_depth == 0 && pc->need_resched) preempt_schedule_irq();
+}
+NOKPROBE_SYMBOL(irq_exit);
+
+void timer_interrupt(void) { sched_tick(); }
+NOKPROBE_SYMBOL(timer_interrupt);
+
+void ipi_interrupt(void) {
+  struct percpu *pc = this_cpu();
+  pc->ipis_received++;
+  int req = atomic_xchg(&pc->ipi_pending, 0);
+  if (req & IPI_RESCHEDULE) pc->need_resched = 1;
+  /* IPI_WAKEUP needs nothing more: the idle loop looks around after every
+   * interrupt. */
+}
+NOKPROBE_SYMBOL(ipi_interrupt);
