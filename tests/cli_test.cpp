@@ -208,7 +208,7 @@ static_assert(kCsrwMtvecZero == rv::csrrw(rv::zero, 0x305, rv::zero));
 static_assert(kEcall == rv::ecall && kWfi == rv::wfi);
 
 struct TraceStats {
-  size_t lines = 0, console = 0, exit = 0, insn = 0;
+  size_t lines = 0, console = 0, exit = 0, insn = 0, exceptions = 0;
   std::string last;
 };
 
@@ -229,6 +229,7 @@ TraceStats read_trace(const std::string& path) {
     if (l.find("\"kind\":\"console\"") != std::string::npos) ++s.console;
     if (l.find("\"kind\":\"exit\"") != std::string::npos) ++s.exit;
     if (l.find("\"kind\":\"insn\"") != std::string::npos) ++s.insn;
+    if (l.find("\"kind\":\"trap\"") != std::string::npos) ++s.exceptions;
     s.last = l;
   }
   INFO("first malformed line: " << first_bad);
@@ -241,15 +242,33 @@ TraceStats read_trace(const std::string& path) {
 // ---------------------------------------------------------------------------
 // Exit status 0: the default guest
 
-TEST_CASE("ksim run without --elf runs the built-in guest, exits 0 and ends stdout with cycles and trace-hash",
+TEST_CASE("ksim run without --elf boots the guest kernel, exits 0 and ends stdout with cycles and trace-hash",
           "[cli]") {
   ProcessResult r = run_ksim({"run"});
   INFO(describe(r));
   CHECK(r.status == 0);
-  CHECK_THAT(r.out, Contains("ksim default guest"));
-  CHECK_THAT(r.out, Contains("all checks passed"));
+  CHECK_THAT(r.out, Contains("ksim mini kernel"));
+  CHECK_THAT(r.out, Contains("all work done"));
   CHECK(r.err.empty());  // a passing run has nothing to complain about
   check_summary_tail(r);
+}
+
+TEST_CASE("ksim run --image selects a built-in image: hello, preempt, nopreempt", "[cli]") {
+  ProcessResult hello = run_ksim({"run", "--image", "hello"});
+  INFO(describe(hello));
+  CHECK(hello.status == 0);
+  CHECK_THAT(hello.out, Contains("ksim default guest"));
+  CHECK_THAT(hello.out, Contains("all checks passed"));
+  check_summary_tail(hello);
+  ProcessResult pre = run_ksim({"run", "--image", "preempt", "--cpus", "2"});
+  ProcessResult nopre = run_ksim({"run", "--image", "nopreempt", "--cpus", "2"});
+  INFO(describe(pre) << describe(nopre));
+  CHECK(pre.status == 0);
+  CHECK(nopre.status == 0);
+  CHECK_THAT(pre.out, Contains("preemptive"));
+  CHECK_THAT(nopre.out, Contains("all work done"));
+  CHECK(run_ksim({"run", "--image", "nosuch"}).status == 2);
+  CHECK(run_ksim({"run", "--image", "hello", "--elf", "/dev/null"}).status == 2);
 }
 
 TEST_CASE("Two identical ksim runs print the same console, cycles and trace-hash", "[cli]") {
@@ -455,7 +474,9 @@ TEST_CASE("ksim run --trace-insns adds one event per executed instruction withou
   REQUIRE(insns.status == 0);
 
   TraceStats s = read_trace(insn_trace);
-  CHECK(s.insn == summary_number(insns.out, "instructions"));
+  // Every executed instruction: the retired ones plus those that raised an
+  // exception (they execute but do not retire).
+  CHECK(s.insn == summary_number(insns.out, "instructions") + s.exceptions);
   CHECK(s.exit == 1);
   // The hash leaves instruction events out, so asking for them changes
   // neither the hash nor the timing.
@@ -480,7 +501,7 @@ TEST_CASE("ksim --help, ksim run --help and ksim disasm --help exit 0 and print 
 // ksim disasm
 
 TEST_CASE("ksim disasm SYMBOL lists that function of the built-in guest under a <SYMBOL> header line", "[cli]") {
-  ProcessResult r = run_ksim({"disasm", "main"});
+  ProcessResult r = run_ksim({"disasm", "--image", "hello", "main"});
   INFO(describe(r));
   CHECK(r.status == 0);
   auto ls = lines(r.out);

@@ -38,11 +38,12 @@ void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint
 
 int cmd_disasm(const std::vector<std::string>& args) {
   po::options_description opts("ksim disasm options");
-  std::string isa_name = "rv64", elf;
+  std::string isa_name = "rv64", elf, image;
   std::vector<std::string> symbols;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
-      ("elf", po::value(&elf), "guest ELF64 executable (default: the built-in guest)")
+      ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
+      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image: preempt, nopreempt, hello")
       ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code");
   po::positional_options_description pos;
   pos.add("symbol", -1);
@@ -50,7 +51,7 @@ int cmd_disasm(const std::vector<std::string>& args) {
   if (!parse_options(args, "usage: ksim disasm [options] [SYMBOL...]", opts, &pos, vm)) return kOk;
   Isa isa = parse_isa(isa_name);
   if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet"};
-  ElfImage img = load_image(elf, isa);
+  ElfImage img = load_image(elf, image, isa);
 
   auto segment_of = [&img](uint64_t addr) -> const ElfSegment* {
     for (const auto& s : img.segments)

@@ -16,12 +16,14 @@ namespace ksim::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ksim run options");
-  std::string isa_name = "rv64", elf, trace, checkpoint_file, restore;
+  std::string isa_name = "rv64", elf, image, trace, checkpoint_file, restore;
   uint64_t max_cycles = 0, quantum = 0, seed = 0, checkpoint_at = 0;
   int cpus = 1;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
-      ("elf", po::value(&elf), "guest ELF64 executable (default: the built-in guest)")
+      ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
+      ("image", po::value(&image)->default_value(kDefaultImage),
+       "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, hello")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
       ("seed", po::value(&seed)->default_value(0),
        "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
@@ -47,7 +49,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("checkpoint-at") != vm.count("checkpoint-file"))
     throw UsageError{"--checkpoint-at and --checkpoint-file go together"};
   if (!restore.empty())
-    for (const char* o : {"elf", "cpus", "seed", "quantum"})
+    for (const char* o : {"elf", "image", "cpus", "seed", "quantum"})
       if (vm.count(o) && !vm[o].defaulted())
         throw UsageError{std::string("--") + o + " cannot be combined with --restore: the checkpoint fixes it"};
 
@@ -64,7 +66,8 @@ int cmd_run(const std::vector<std::string>& args) {
     restored_hash = h.trace_hash;
     cpus = cfg.cpus;
   } else {
-    ElfImage image = load_image(elf, isa);
+    if (!elf.empty() && !vm["image"].defaulted()) throw UsageError{"--elf and --image exclude each other"};
+    ElfImage img = load_image(elf, image, isa);
     MachineConfig cfg;
     cfg.isa = isa;
     cfg.cpus = cpus;
@@ -72,7 +75,7 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.quantum = quantum;
     cfg.seed = seed;
     machine = std::make_unique<Machine>(cfg);
-    machine->load(image);
+    machine->load(img);
   }
   Machine& m = *machine;
 

@@ -27,7 +27,9 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_disasm(const std::vector<std::string>& args);
 
 Isa parse_isa(const std::string& s);
-// The image named by --elf, or the default guest built into ksim.
-ElfImage load_image(const std::string& elf_path, Isa isa);
+// The image named by --elf, or else the built-in image named by `image`
+// (the guest kernel with or without preemption, or the hello guest).
+ElfImage load_image(const std::string& elf_path, const std::string& image, Isa isa);
+inline constexpr const char* kDefaultImage = "preempt";
 
 }  // namespace ksim::cli

@@ -1,11 +1,15 @@
-// The default guest: built from workloads/ at build time and embedded in the
-// binary, so `ksim run` works with no file argument.
+// The built-in guests: built from workloads/ at build time and embedded in
+// the binary, so `ksim run` works with no file argument.
 #include <span>
 
 #include "apps/ksim/commands.hpp"
 
 extern "C" const unsigned char ksim_default_guest_rv64[];
 extern "C" const unsigned long ksim_default_guest_rv64_size;
+extern "C" const unsigned char ksim_kernel_rv64_preempt[];
+extern "C" const unsigned long ksim_kernel_rv64_preempt_size;
+extern "C" const unsigned char ksim_kernel_rv64_nopreempt[];
+extern "C" const unsigned long ksim_kernel_rv64_nopreempt_size;
 
 namespace ksim::cli {
 
@@ -15,11 +19,23 @@ Isa parse_isa(const std::string& s) {
   throw UsageError{"unknown ISA '" + s + "' (expected rv64 or x86)"};
 }
 
-ElfImage load_image(const std::string& elf_path, Isa isa) {
+ElfImage load_image(const std::string& elf_path, const std::string& image, Isa isa) {
   if (!elf_path.empty()) return load_elf_file(elf_path, isa);
-  if (isa != Isa::rv64) throw UsageError{"no default guest for this ISA yet: pass --elf"};
-  return parse_elf(std::span<const uint8_t>(ksim_default_guest_rv64, ksim_default_guest_rv64_size), isa,
-                   "<default guest>");
+  if (isa != Isa::rv64) throw UsageError{"no built-in image for this ISA yet: pass --elf"};
+  struct Builtin {
+    const char* name;
+    const unsigned char* bytes;
+    unsigned long size;
+  };
+  const Builtin builtins[] = {
+      {"preempt", ksim_kernel_rv64_preempt, ksim_kernel_rv64_preempt_size},
+      {"nopreempt", ksim_kernel_rv64_nopreempt, ksim_kernel_rv64_nopreempt_size},
+      {"hello", ksim_default_guest_rv64, ksim_default_guest_rv64_size},
+  };
+  for (const Builtin& b : builtins)
+    if (image == b.name)
+      return parse_elf(std::span<const uint8_t>(b.bytes, b.size), isa, "<built-in image " + image + ">");
+  throw UsageError{"unknown --image '" + image + "' (expected preempt, nopreempt or hello)"};
 }
 
 }  // namespace ksim::cli
