@@ -25,12 +25,14 @@ const ksim::ElfImage& guest(const std::string& name) {
   return it->second;
 }
 
-void run_guest(benchmark::State& state, const char* elf) {
+void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t quantum = 1) {
   const ksim::ElfImage& img = guest(elf);
   uint64_t insns = 0, cycles = 0;
   for (auto _ : state) {
     state.PauseTiming();
     ksim::MachineConfig cfg;
+    cfg.cpus = cpus;
+    cfg.quantum = quantum;
     auto m = std::make_unique<ksim::Machine>(cfg);
     m->load(img);
     state.ResumeTiming();
@@ -54,5 +56,15 @@ BENCHMARK(BM_Rv64Compute)->Unit(benchmark::kMillisecond)->UseRealTime();
 // The same kernel, ~19 M instructions (quick check).
 void BM_Rv64ComputeSmall(benchmark::State& state) { run_guest(state, "compute_small.elf"); }
 BENCHMARK(BM_Rv64ComputeSmall)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The guest kernel (no preemption) on 1 and 4 CPUs: threads, locks, IPIs,
+// timer interrupts. Exact scheduling (quantum 1) is the default; quantum
+// 1000 lets a CPU run up to 1000 cycles ahead.
+void BM_KernelOneCpu(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 1); }
+BENCHMARK(BM_KernelOneCpu)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_KernelFourCpusExact(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1); }
+BENCHMARK(BM_KernelFourCpusExact)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_KernelFourCpusQuantum1000(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1000); }
+BENCHMARK(BM_KernelFourCpusQuantum1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
