@@ -486,6 +486,38 @@ TEST_CASE("ksim run --trace-insns adds one event per executed instruction withou
 }
 
 // ---------------------------------------------------------------------------
+// Checkpoints from the command line
+
+TEST_CASE("ksim run with a checkpoint mid-run, and a later --restore, end with the same cycles and trace-hash",
+          "[cli][checkpoint]") {
+  TempDir tmp;
+  const std::string ckpt = tmp.file("run.ckpt");
+  ProcessResult plain = run_ksim({"run", "--cpus", "4", "--seed", "9", "-q"});
+  ProcessResult saving =
+      run_ksim({"run", "--cpus", "4", "--seed", "9", "-q", "--checkpoint-at", "1500000", "--checkpoint-file", ckpt});
+  ProcessResult restored = run_ksim({"run", "--restore", ckpt, "-q"});
+  INFO(describe(plain) << describe(saving) << describe(restored));
+  REQUIRE(plain.status == 0);
+  REQUIRE(saving.status == 0);
+  REQUIRE(restored.status == 0);
+  CHECK_THAT(saving.err, Contains("checkpoint at cycle"));
+  for (const char* field : {"cycles", "trace-hash", "instructions"}) {
+    CHECK(summary_field(saving.out, field) == summary_field(plain.out, field));
+    CHECK(summary_field(restored.out, field) == summary_field(plain.out, field));
+  }
+  // A corrupted checkpoint file is bad input, with a one-line reason.
+  {
+    std::fstream f(ckpt, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x5a');
+  }
+  ProcessResult bad = run_ksim({"run", "--restore", ckpt});
+  CHECK(bad.status == 3);
+  CHECK_THAT(bad.err, Contains("checkpoint"));
+  CHECK(run_ksim({"run", "--restore", ckpt, "--cpus", "2"}).status == 2);
+}
+
+// ---------------------------------------------------------------------------
 // --help
 
 TEST_CASE("ksim --help, ksim run --help and ksim disasm --help exit 0 and print usage", "[cli]") {

@@ -201,3 +201,42 @@ TEST_CASE("Step back by one step on the 4-CPU kernel lands on exactly the previo
     CHECK(save_checkpoint(m) == before);
   }
 }
+
+TEST_CASE("The kernel's kprobe blacklist lists function starts, including the trap and panic paths", "[kernel]") {
+  MachineConfig cfg;
+  Machine m(cfg);
+  m.load(image(true));
+  const SymbolTable& syms = m.symbols();
+  const Symbol* start = syms.find("__start__kprobe_blacklist");
+  const Symbol* stop = syms.find("__stop__kprobe_blacklist");
+  REQUIRE(start);
+  REQUIRE(stop);
+  REQUIRE(stop->addr > start->addr);
+  REQUIRE((stop->addr - start->addr) % 8 == 0);
+  std::set<std::string> listed;
+  for (uint64_t a = start->addr; a < stop->addr; a += 8) {
+    uint64_t fn = 0;
+    REQUIRE(m.bus().read_bytes(a, &fn, 8));
+    const Symbol* s = syms.containing(fn);
+    INFO("blacklist entry 0x" << std::hex << fn);
+    REQUIRE(s);
+    CHECK(s->addr == fn);  // a function's first byte, as NOKPROBE_SYMBOL records
+    listed.insert(s->name);
+  }
+  for (const char* must : {"rv64_handle_trap", "panic", "__schedule", "printk", "memcpy"}) {
+    INFO(must);
+    CHECK(listed.count(must) == 1);
+  }
+  // The probe targets themselves are not blacklisted.
+  for (const char* target : {"do_fork", "vfs_read", "sys_open", "fib_recursive", "do_sleepy_work", "counter_add"}) {
+    INFO(target);
+    CHECK(syms.find(target));
+    CHECK(listed.count(target) == 0);
+  }
+  // Room for instruction slots: 64 KiB between the slot symbols.
+  const Symbol* slots = syms.find("__kprobe_slots_start");
+  const Symbol* slots_end = syms.find("__kprobe_slots_end");
+  REQUIRE(slots);
+  REQUIRE(slots_end);
+  CHECK(slots_end->addr - slots->addr == 64 * 1024);
+}
