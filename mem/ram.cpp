@@ -1,5 +1,6 @@
 #include "mem/ram.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,20 +23,33 @@ Ram::Ram(uint64_t base, uint64_t size) : base_(base), size_(size) {
 Ram::~Ram() { munmap(host_, size_); }
 
 std::vector<uint64_t> Ram::resident_pages() const {
+  // /proc/self/pagemap has one 64-bit entry per host page: bit 63 "present
+  // in RAM", bit 62 "swapped out". A page with neither was never written
+  // (it reads as zero). (mincore() alone would miss swapped-out pages.)
   const uint64_t pages = size_ >> kPageShift;
   std::vector<uint64_t> out;
-  const long host_page = sysconf(_SC_PAGESIZE);
-  if (host_page != static_cast<long>(kPageSize)) {  // unusual host: report every page
+  auto everything = [&] {
+    out.clear();
     for (uint64_t p = 0; p < pages; ++p) out.push_back(p);
     return out;
+  };
+  if (sysconf(_SC_PAGESIZE) != static_cast<long>(kPageSize)) return everything();
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return everything();
+  std::vector<uint64_t> entries(pages);
+  const off_t offset = static_cast<off_t>(reinterpret_cast<uintptr_t>(host_) / kPageSize * 8);
+  size_t done = 0;
+  const size_t want = pages * 8;
+  while (done < want) {
+    ssize_t n = pread(fd, reinterpret_cast<char*>(entries.data()) + done, want - done,
+                      offset + static_cast<off_t>(done));
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
   }
-  std::vector<unsigned char> vec(pages);
-  if (mincore(host_, size_, vec.data()) != 0) {
-    for (uint64_t p = 0; p < pages; ++p) out.push_back(p);
-    return out;
-  }
+  close(fd);
+  if (done != want) return everything();
   for (uint64_t p = 0; p < pages; ++p)
-    if (vec[p] & 1) out.push_back(p);
+    if (entries[p] >> 62) out.push_back(p);
   return out;
 }
 

@@ -43,7 +43,7 @@ MachineConfig read_config(Reader& r) {
   c.ram_size = r.u64();
   if (c.ram_size == 0 || c.ram_size % 4096 || c.ram_size > (8ull << 30)) r.fail("bad RAM size");
   c.quantum = r.u64();
-  if (c.quantum == 0) r.fail("bad quantum");
+  if (c.quantum == 0 || c.quantum > kMaxQuantum) r.fail("bad quantum");
   c.seed = r.u64();
   return c;
 }
@@ -92,7 +92,11 @@ CheckpointHeader read_checkpoint_header(std::span<const uint8_t> bytes) {
   return h;
 }
 
-void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes) {
+void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes, bool trusted) {
+  if (!trusted) {
+    Machine scratch(m.config());
+    restore_checkpoint(scratch, bytes, true);
+  }
   Reader r(payload_of(bytes));
   MachineConfig c = read_config(r);
   const MachineConfig& mc = m.config();

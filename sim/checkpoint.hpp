@@ -27,7 +27,10 @@ struct CheckpointHeader {
 // Validates the envelope (magic, version, size, hash) and reads the header.
 CheckpointHeader read_checkpoint_header(std::span<const uint8_t> bytes);
 // Restores into `m`, which must have been built with the header's config.
-void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes);
+// Unless `trusted` (bytes this process saved itself), the checkpoint is
+// first restored into a scratch machine, so a bad one is refused before `m`
+// is touched.
+void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes, bool trusted = false);
 
 void write_checkpoint_file(const std::string& path, const std::vector<uint8_t>& bytes);
 std::vector<uint8_t> read_checkpoint_file(const std::string& path);

@@ -25,7 +25,8 @@ std::string hex(uint64_t v) {
 Machine::Machine(const MachineConfig& cfg)
     : cfg_(cfg), bus_(memmap::kRamBase, cfg.ram_size), perturb_(cfg.seed) {
   if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
-  if (cfg.quantum < 1) throw InputError("quantum must be at least 1 cycle");
+  if (cfg.quantum < 1 || cfg.quantum > kMaxQuantum)
+    throw InputError("quantum must be between 1 and " + std::to_string(kMaxQuantum) + " cycles");
   if (cfg.isa != Isa::rv64) throw InputError("the x86 core is not available yet: use --isa rv64");
   platform_ = make_rv64_platform(*this);
   cpus_ = platform_->cpus();
@@ -48,6 +49,7 @@ void Machine::load(const ElfImage& image) {
     if (seg.executable && image.entry - seg.paddr < seg.memsz) entry_ok = true;
   }
   if (!entry_ok) throw InputError("entry point " + hex(image.entry) + " is not inside an executable segment");
+  if (image.entry & 1) throw InputError("entry point " + hex(image.entry) + " is not 2-byte aligned");
   symbols_ = image.symbols;
   for (Cpu* c : cpus_) c->set_pc(image.entry);
 
@@ -242,7 +244,9 @@ RunResult Machine::run(const RunLimits& limits) {
   ready_.resize(cpus_.size());
   for (size_t i = 0; i < cpus_.size(); ++i) ready_[i] = ready_at(*cpus_[i]);
   auto finish = [this](RunResult r) {
-    flush_console();
+    // A pause is not an end: a half-printed line stays pending, so pausing
+    // never splits a console event.
+    if (r.end != RunResult::End::paused) flush_console();
     r.cycles = 0;
     for (Cpu* c : cpus_) {
       r.cycles = std::max(r.cycles, c->cycle());
@@ -294,7 +298,10 @@ RunResult Machine::run(const RunLimits& limits) {
         }
       }
       uint64_t until = cfg_.max_cycles;
-      if (other_t != kNever) until = std::min(until, std::max(other_t, c.cycle()) + cfg_.quantum);
+      if (other_t != kNever) {
+        const uint64_t base = std::max(other_t, c.cycle());
+        until = std::min(until, base > kNever - cfg_.quantum ? kNever : base + cfg_.quantum);
+      }
       slot_cpu_ = next;
       slot_until_ = until;
     }
@@ -314,6 +321,9 @@ RunResult Machine::run(const RunLimits& limits) {
 
     ready_[cur] = ready_at(c);
     if (platform_->crashed(cur)) return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});
+    if (platform_->hook_stopped(cur) && stop_reason_.empty())
+      stop_reason_ = "a trap hook stopped the run on cpu " + std::to_string(cur) + " at pc " + hex(c.pc()) + " (" +
+                     symbols_.format(c.pc()) + ")";
     if (c.idle() && !idle_reported_[cur]) {
       events_.emit(Event{c.cycle(), cur, EventKind::idle, 0, 0, 0, ""});
       idle_reported_[cur] = true;

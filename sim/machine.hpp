@@ -25,6 +25,10 @@
 
 namespace ksim {
 
+// Far beyond any useful quantum; bounds what a command line or checkpoint
+// can ask for.
+inline constexpr uint64_t kMaxQuantum = 1'000'000'000'000ull;
+
 struct MachineConfig {
   Isa isa = Isa::rv64;
   int cpus = 1;

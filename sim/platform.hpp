@@ -18,6 +18,8 @@ class Platform {
   // Whether a CPU stopped itself because the guest crashed (e.g. a trap
   // loop), and the reason text.
   virtual bool crashed(int cpu) const = 0;
+  // Whether a CPU stopped because a trap hook returned HookResult::stop.
+  virtual bool hook_stopped(int cpu) const = 0;
   virtual std::string crash_reason(int cpu) = 0;
   virtual void set_trace_insns(bool on) = 0;
   // Checkpoints: CPUs, devices and shared CPU structures.

@@ -77,6 +77,7 @@ class Rv64Platform final : public Platform {
   }
 
   bool crashed(int cpu) const override { return harts_[cpu]->stop_reason() == rv64::StopReason::trap_loop; }
+  bool hook_stopped(int cpu) const override { return harts_[cpu]->stop_reason() == rv64::StopReason::hook; }
 
   std::string crash_reason(int cpu) override {
     const rv64::Hart& h = *harts_[cpu];
@@ -138,6 +139,15 @@ class Rv64Platform final : public Platform {
       for (uint64_t* v : {&s.cycle, &s.instret, &s.mstatus, &s.mie, &s.mtvec, &s.mscratch, &s.mepc, &s.mcause,
                           &s.mtval, &s.mcounteren, &s.mcycle_base, &s.minstret_base})
         *v = r.u64();
+      // Only states the hart itself could have reached are accepted.
+      if (s.pc & 1) r.fail("odd pc");
+      if (s.mepc & 1) r.fail("odd mepc");
+      if (s.mtvec & 2) r.fail("reserved mtvec mode");
+      const uint64_t mpp = (s.mstatus & rv64::kMstatusMPP) >> 11;
+      if ((s.mstatus & ~rv64::kMstatusWritableMask) != rv64::kMstatusUXL64 || (mpp != 0 && mpp != 3))
+        r.fail("impossible mstatus");
+      if (s.mie & ~(rv64::kMSIP | rv64::kMTIP | rv64::kMEIP)) r.fail("impossible mie");
+      if (s.mcounteren & ~uint64_t{7}) r.fail("impossible mcounteren");
       rv64::Control& c = h->ctl_;
       c.idle = r.boolean();
       for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap}) *v = r.u64();

@@ -28,7 +28,7 @@ bool Timeline::seek(uint64_t target) {
   auto it = saved_.upper_bound(target);
   if (it == saved_.begin()) return false;
   --it;
-  if (target < m_.steps() || m_.steps() < it->first) restore_checkpoint(m_, it->second);
+  if (target < m_.steps() || m_.steps() < it->first) restore_checkpoint(m_, it->second, /*trusted=*/true);
   if (m_.steps() < target) {
     RunLimits lim;
     lim.steps = target;

@@ -44,7 +44,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet (the x86 core is a later milestone)"};
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
   if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
-  if (quantum == 0) throw UsageError{"--quantum must be positive"};
+  if (quantum == 0 || quantum > kMaxQuantum)
+    throw UsageError{"--quantum must be between 1 and " + std::to_string(kMaxQuantum)};
   if (vm.count("trace-insns") && trace.empty()) throw UsageError{"--trace-insns needs --trace FILE"};
   if (vm.count("checkpoint-at") != vm.count("checkpoint-file"))
     throw UsageError{"--checkpoint-at and --checkpoint-file go together"};

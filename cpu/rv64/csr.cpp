@@ -17,7 +17,7 @@ namespace {
 constexpr uint64_t kMisa = (2ull << 62) | (1u << 0) | (1u << 2) | (1u << 8) | (1u << 12) | (1u << 20);
 
 // mstatus bits software may write: MIE, MPIE, MPP, MPRV, TW. UXL reads 2.
-constexpr uint64_t kMstatusWritable = kMstatusMIE | kMstatusMPIE | kMstatusMPP | kMstatusMPRV | kMstatusTW;
+constexpr uint64_t kMstatusWritable = kMstatusWritableMask;
 constexpr uint64_t kMieWritable = kMSIP | kMTIP | kMEIP;
 constexpr uint64_t kMcounterenWritable = 0x7;  // CY, TM, IR
 

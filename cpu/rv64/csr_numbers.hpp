@@ -34,6 +34,8 @@ inline constexpr uint64_t kMstatusMPRV = 1ull << 17;
 inline constexpr uint64_t kMstatusTW = 1ull << 21;
 inline constexpr uint64_t kMstatusUXL = 3ull << 32;
 inline constexpr uint64_t kMstatusUXL64 = 2ull << 32;
+// The mstatus bits software can change on this hart (see csr.cpp).
+inline constexpr uint64_t kMstatusWritableMask = kMstatusMIE | kMstatusMPIE | kMstatusMPP | kMstatusMPRV | kMstatusTW;
 
 // mip / mie bits.
 inline constexpr uint64_t kMSIP = 1ull << 3;

@@ -36,6 +36,9 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
   fault_insn_.exec = &exec_fetch_fault;
+  // Start with a valid fetch window (the first RAM page): fetch() trusts
+  // the window, whatever PC a loader, checkpoint or host sets first.
+  fetch_slow(ram_base_);
   fault_insn_.op = Op::illegal;
 }
 

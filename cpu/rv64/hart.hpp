@@ -56,7 +56,8 @@ class Hart final : public Cpu {
   Isa isa() const override { return Isa::rv64; }
   int id() const override { return id_; }
   uint64_t pc() const override { return s.pc; }
-  void set_pc(uint64_t pc) override { s.pc = pc; }
+  // PCs are 2-byte aligned (IALIGN = 16 with the C extension).
+  void set_pc(uint64_t pc) override { s.pc = pc & ~uint64_t{1}; }
   int gpr_count() const override { return 32; }
   uint64_t gpr(int i) const override { return s.x[i]; }
   void set_gpr(int i, uint64_t v) override { if (i > 0 && i < 32) s.x[i] = v; }
