@@ -27,8 +27,7 @@ Machine::Machine(const MachineConfig& cfg)
   if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
   if (cfg.quantum < 1 || cfg.quantum > kMaxQuantum)
     throw InputError("quantum must be between 1 and " + std::to_string(kMaxQuantum) + " cycles");
-  if (cfg.isa != Isa::rv64) throw InputError("the x86 core is not available yet: use --isa rv64");
-  platform_ = make_rv64_platform(*this);
+  platform_ = cfg.isa == Isa::rv64 ? make_rv64_platform(*this) : make_x86_platform(*this);
   cpus_ = platform_->cpus();
   idle_reported_.assign(cpus_.size(), false);
 }

@@ -28,5 +28,6 @@ class Platform {
 };
 
 std::unique_ptr<Platform> make_rv64_platform(Machine& m);
+std::unique_ptr<Platform> make_x86_platform(Machine& m);
 
 }  // namespace ksim

@@ -41,7 +41,6 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
 
   Isa isa = parse_isa(isa_name);
-  if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet (the x86 core is a later milestone)"};
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
   if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
   if (quantum == 0 || quantum > kMaxQuantum)

@@ -1,0 +1,50 @@
+// RFLAGS results of the arithmetic and logic instructions (Intel SDM vol. 1,
+// appendix A "EFLAGS Cross-Reference", and each instruction's "Flags
+// Affected"). Values are computed at the operand size `bits`; inputs hold
+// the operand zero-extended.
+#pragma once
+#include <cstdint>
+
+#include "cpu/x86/x86_cpu.hpp"
+
+namespace ksim::x86::flags {
+
+inline uint64_t mask(unsigned bits) { return bits == 64 ? ~0ull : (1ull << bits) - 1; }
+inline uint64_t sign_bit(unsigned bits) { return 1ull << (bits - 1); }
+
+// SF, ZF, PF of a result (PF: even parity of the low byte).
+inline uint64_t szp(uint64_t r, unsigned bits) {
+  r &= mask(bits);
+  uint64_t f = 0;
+  if (r == 0) f |= kZF;
+  if (r & sign_bit(bits)) f |= kSF;
+  if (!(__builtin_popcount(static_cast<unsigned>(r & 0xff)) & 1)) f |= kPF;
+  return f;
+}
+
+// a + b + carry_in.
+inline uint64_t add(uint64_t a, uint64_t b, uint64_t cin, uint64_t r, unsigned bits) {
+  uint64_t f = szp(r, bits);
+  const uint64_t m = mask(bits);
+  a &= m; b &= m; r &= m;
+  if (r < a || (cin && r == a)) f |= kCF;
+  if ((~(a ^ b) & (a ^ r)) & sign_bit(bits)) f |= kOF;
+  if ((a ^ b ^ r) & 0x10) f |= kAF;
+  return f;
+}
+
+// a - b - borrow_in (also CMP).
+inline uint64_t sub(uint64_t a, uint64_t b, uint64_t bin, uint64_t r, unsigned bits) {
+  uint64_t f = szp(r, bits);
+  const uint64_t m = mask(bits);
+  a &= m; b &= m; r &= m;
+  if (a < b || (bin && a == b)) f |= kCF;
+  if (((a ^ b) & (a ^ r)) & sign_bit(bits)) f |= kOF;
+  if ((a ^ b ^ r) & 0x10) f |= kAF;
+  return f;
+}
+
+// AND/OR/XOR/TEST: CF = OF = 0; AF is undefined by the SDM and cleared here.
+inline uint64_t logic(uint64_t r, unsigned bits) { return szp(r, bits); }
+
+}  // namespace ksim::x86::flags

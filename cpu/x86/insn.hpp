@@ -1,0 +1,55 @@
+// Decoded x86-64 instructions: Zydis decodes once, and the result is
+// condensed into this compact form that the interpreter executes from the
+// decode cache (no re-decoding, no Zydis structures on the hot path).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ksim::x86 {
+
+class X86Cpu;
+struct Insn;
+using ExecFn = void (*)(X86Cpu&, const Insn&);
+
+enum class OpKind : uint8_t { none, reg, mem, imm };
+
+// A register operand names one of the 16 GPRs (hardware order: rax, rcx,
+// rdx, rbx, rsp, rbp, rsi, rdi, r8..r15) at a width; `high8` selects
+// AH/CH/DH/BH (bits 15:8 of rax/rcx/rdx/rbx).
+struct Operand {
+  OpKind kind = OpKind::none;
+  uint8_t size = 0;      // bytes: 1, 2, 4, 8 (memory: the access size)
+  uint8_t reg = 0;       // reg: GPR number
+  bool high8 = false;
+  // mem: base/index GPR numbers or kNoReg / kRip; segment fs/gs adds a base.
+  uint8_t base = 0, index = 0, scale = 0, seg = 0;
+  int64_t disp = 0;      // mem displacement; imm: the value (sign-extended)
+};
+inline constexpr uint8_t kNoReg = 0xff;
+inline constexpr uint8_t kRip = 0xfe;
+inline constexpr uint8_t kSegNone = 0, kSegFs = 1, kSegGs = 2;
+
+struct Insn {
+  ExecFn exec = nullptr;
+  uint16_t mnemonic = 0;   // ZydisMnemonic
+  uint8_t len = 0;         // bytes
+  uint8_t opsize = 0;      // operand width in bytes (Zydis operand_width / 8)
+  uint8_t cycles = 0;      // base cost (cpu/timing.hpp)
+  uint8_t cond = 0;        // condition code for jcc/setcc/cmovcc (0..15, SDM order)
+  uint8_t rep = 0;         // 0, kRep (rep/repe), kRepne
+  bool lock = false;
+  uint8_t nops = 0;        // explicit operands
+  Operand op[3];
+};
+inline constexpr uint8_t kRep = 1, kRepne = 2;
+
+// Decodes the instruction at `bytes` (at most `avail` bytes readable),
+// located at `rip`. Unsupported or undecodable bytes give an Insn whose
+// exec raises #UD (and len is what Zydis decoded, at least 1).
+Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip);
+
+// Intel-syntax text of the instruction at `bytes` (Zydis formatter).
+std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip);
+
+}  // namespace ksim::x86

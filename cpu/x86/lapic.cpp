@@ -1,0 +1,149 @@
+#include "cpu/x86/lapic.hpp"
+
+#include "cpu/timing.hpp"
+
+namespace ksim::x86 {
+
+namespace {
+enum : uint64_t {
+  kId = 0x20, kVersion = 0x30, kTpr = 0x80, kEoi = 0xb0, kSvr = 0xf0, kIcrLow = 0x300, kIcrHigh = 0x310,
+  kLvtTimer = 0x320, kInitial = 0x380, kCurrent = 0x390, kDivide = 0x3e0,
+};
+constexpr uint32_t kMasked = 1u << 16;
+constexpr uint32_t kPeriodic = 1u << 17;
+}  // namespace
+
+Lapic::Lapic(int cpus, const Perturbation& perturb, Listener l)
+    : cpu_(static_cast<size_t>(cpus)), perturb_(perturb), listener_(std::move(l)) {}
+
+uint64_t Lapic::divide_by(uint32_t d) const {
+  // Bits 0, 1 and 3: 000 -> 2, 001 -> 4, 010 -> 8, 011 -> 16, 100 -> 32,
+  // 101 -> 64, 110 -> 128, 111 -> 1 (SDM vol. 3, 11.5.4).
+  const uint32_t code = (d & 3) | ((d >> 1) & 4);
+  return code == 7 ? 1 : (2ull << code);
+}
+
+void Lapic::post(int cpu, int vector, uint64_t at) {
+  PerCpu& p = cpu_[cpu];
+  if (!p.irr[vector] || at < p.arrive[vector]) p.arrive[vector] = at;
+  p.irr[vector] = true;
+  if (listener_.changed) listener_.changed(cpu);
+}
+
+void Lapic::fire_timer(int cpu, uint64_t cycle) const {
+  PerCpu& p = cpu_[cpu];
+  while (p.deadline != kNever && cycle >= p.deadline) {
+    const int v = p.lvt_timer & 0xff;
+    if (!(p.lvt_timer & kMasked)) {
+      if (!p.irr[v]) p.arrive[v] = p.deadline;
+      p.irr[v] = true;
+    }
+    p.deadline = (p.lvt_timer & kPeriodic) && p.period ? p.deadline + p.period : kNever;
+  }
+}
+
+int Lapic::pending(int cpu, uint64_t cycle) const {
+  fire_timer(cpu, cycle);
+  const PerCpu& p = cpu_[cpu];
+  if (!(p.svr & 0x100)) return -1;  // software-disabled APIC delivers nothing
+  int in_service = -1;
+  for (int v = 255; v >= 16; --v)
+    if (p.isr[v]) { in_service = v; break; }
+  for (int v = 255; v >= 16; --v) {
+    if (!p.irr[v] || p.arrive[v] > cycle) continue;
+    // Only a higher priority class than the one in service (and the TPR).
+    if ((v >> 4) <= (in_service >> 4) && in_service >= 0) return -1;
+    if ((v >> 4) <= static_cast<int>((p.tpr >> 4) & 0xf)) return -1;
+    return v;
+  }
+  return -1;
+}
+
+void Lapic::acknowledge(int cpu, int vector) {
+  cpu_[cpu].irr[vector] = false;
+  cpu_[cpu].isr[vector] = true;
+}
+
+uint64_t Lapic::next_event(int cpu) const {
+  const PerCpu& p = cpu_[cpu];
+  uint64_t t = (p.lvt_timer & kMasked) ? kNever : p.deadline;
+  for (int v = 16; v < 256; ++v)
+    if (p.irr[v] && p.arrive[v] < t) t = p.arrive[v];
+  return t;
+}
+
+bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {
+  if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
+  const PerCpu& p = cpu_[who.cpu];
+  switch (offset) {
+    case kId: value = static_cast<uint64_t>(who.cpu) << 24; return true;
+    case kVersion: value = 0x00050014; return true;
+    case kTpr: value = p.tpr; return true;
+    case kSvr: value = p.svr; return true;
+    case kIcrLow: value = 0; return true;  // delivery is never "pending" here
+    case kIcrHigh: value = p.icr_high; return true;
+    case kLvtTimer: value = p.lvt_timer; return true;
+    case kInitial: value = p.initial; return true;
+    case kCurrent: {
+      if (p.deadline == kNever || who.cycle >= p.deadline) { value = 0; return true; }
+      value = (p.deadline - who.cycle) / divide_by(p.divide);
+      return true;
+    }
+    case kDivide: value = p.divide; return true;
+    case kEoi: value = 0; return true;
+    default: value = 0; return true;  // other registers read as zero
+  }
+}
+
+bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) {
+  if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
+  PerCpu& p = cpu_[who.cpu];
+  const uint32_t v = static_cast<uint32_t>(value);
+  switch (offset) {
+    case kTpr: p.tpr = v & 0xff; break;
+    case kSvr: p.svr = v & 0x1ff; break;
+    case kEoi:
+      for (int k = 255; k >= 0; --k)
+        if (p.isr[k]) { p.isr[k] = false; break; }
+      break;
+    case kIcrHigh: p.icr_high = v; break;
+    case kIcrLow: {
+      const int vector = v & 0xff;
+      const unsigned shorthand = (v >> 18) & 3;
+      const int dest = static_cast<int>(p.icr_high >> 24);
+      for (int c = 0; c < static_cast<int>(cpu_.size()); ++c) {
+        const bool hit = shorthand == 0 ? c == dest : shorthand == 1 ? c == who.cpu : shorthand == 2 ? true : c != who.cpu;
+        if (!hit) continue;
+        uint64_t at = who.cycle;
+        if (c != who.cpu) {
+          uint64_t jitter = perturb_.uniform(Perturbation::stream(Perturbation::Stream::ipi, c), cpu_[c].ipi_draws++,
+                                             0, timing::kIpiJitterMax);
+          at += timing::kIpiLatency + jitter;
+          if (listener_.ipi_sent) listener_.ipi_sent(who.cpu, c, vector, who.cycle);
+        }
+        post(c, vector, at);
+      }
+      break;
+    }
+    case kLvtTimer: p.lvt_timer = v & (0xff | kMasked | kPeriodic); break;
+    case kDivide: p.divide = v & 0xb; break;
+    case kInitial: {
+      p.initial = v;
+      if (v == 0) {
+        p.deadline = kNever;
+      } else {
+        const uint64_t cycles = static_cast<uint64_t>(v) * divide_by(p.divide);
+        const uint64_t jitter = perturb_.uniform(Perturbation::stream(Perturbation::Stream::timer, who.cpu),
+                                                 p.timer_draws++, 0, timing::kTimerJitterMax);
+        p.deadline = who.cycle + cycles + jitter;
+        p.period = cycles;
+      }
+      break;
+    }
+    default: break;  // other registers ignore writes
+  }
+  if (listener_.changed) listener_.changed(who.cpu);
+  return true;
+}
+
+}  // namespace ksim::x86

@@ -1,0 +1,58 @@
+// A local-APIC-like interrupt controller, one register window at
+// 0xFEE0_0000 that each CPU sees as its own APIC (the accessing CPU selects
+// which): ID, EOI, spurious vector, the interrupt command register for IPIs,
+// and the LVT timer (one-shot or periodic, counting core cycles through the
+// divide configuration). Delivery latency and jitter follow the same timing
+// model as the RV64 CLINT.
+#pragma once
+#include <bitset>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "cpu/perturb.hpp"
+#include "cpu/x86/x86_cpu.hpp"
+#include "mem/device.hpp"
+
+namespace ksim::x86 {
+
+inline constexpr uint64_t kLapicBase = 0xfee0'0000;
+inline constexpr uint64_t kLapicSize = 0x1000;
+
+class Lapic final : public Device, public InterruptSource {
+ public:
+  struct Listener {
+    std::function<void(int cpu)> changed;
+    std::function<void(int from, int to, int vector, uint64_t cycle)> ipi_sent;
+  };
+  Lapic(int cpus, const Perturbation& perturb, Listener l);
+  std::string_view name() const override { return "lapic"; }
+  bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) override;
+  bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) override;
+
+  int pending(int cpu, uint64_t cycle) const override;
+  void acknowledge(int cpu, int vector) override;
+  uint64_t next_event(int cpu) const override;
+  uint32_t apic_id(int cpu) const override { return static_cast<uint32_t>(cpu); }
+
+ private:
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  struct PerCpu {
+    std::bitset<256> irr, isr;
+    std::vector<uint64_t> arrive = std::vector<uint64_t>(256, 0);  // IRR entry visible from this cycle
+    uint32_t svr = 0xff, tpr = 0, icr_high = 0;
+    uint32_t lvt_timer = 1u << 16;  // masked at reset
+    uint32_t divide = 0, initial = 0;
+    uint64_t deadline = kNever;     // timer fires at this cycle
+    uint64_t period = 0;            // cycles, for periodic mode
+    uint64_t ipi_draws = 0, timer_draws = 0;
+  };
+  void post(int cpu, int vector, uint64_t at);
+  void fire_timer(int cpu, uint64_t cycle) const;  // moves a due timer into IRR
+  uint64_t divide_by(uint32_t d) const;
+  mutable std::vector<PerCpu> cpu_;
+  const Perturbation& perturb_;
+  Listener listener_;
+};
+
+}  // namespace ksim::x86

@@ -1,0 +1,351 @@
+#include "cpu/x86/x86_cpu.hpp"
+
+#include <limits>
+
+#include "cpu/timing.hpp"
+#include "cpu/x86/semantics.hpp"
+
+namespace ksim::x86 {
+
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr int kMaxNestedTraps = 8;
+const char* const kNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+                                "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+// MSRs modelled.
+constexpr uint32_t kMsrTsc = 0x10, kMsrApicBase = 0x1b, kMsrFsBase = 0xc0000100, kMsrGsBase = 0xc0000101,
+                   kMsrKernelGsBase = 0xc0000102;
+}  // namespace
+
+// --- Decode cache ------------------------------------------------------------
+
+DecodeCacheX86::DecodeCacheX86(Bus& bus) : bus_(bus) {
+  bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
+    invalidate(addr, size);
+  });
+}
+
+Insn* DecodeCacheX86::page(uint64_t page_base) {
+  auto& p = pages_[page_base];
+  if (!p) {
+    p = std::make_unique<Page>();
+    bus_.ram().set_page_flag(page_base, kPageHasCode);
+  }
+  return p->e;
+}
+
+void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
+  // An instruction is at most 15 bytes long: one starting up to 14 bytes
+  // before the store may overlap it.
+  for (uint64_t a = addr - 14; a < addr + size; ++a) {
+    auto it = pages_.find(a & ~uint64_t{kPageBytes - 1});
+    if (it != pages_.end()) it->second->e[a & (kPageBytes - 1)].exec = nullptr;
+  }
+}
+
+void DecodeCacheX86::flush() {
+  for (auto& [base, p] : pages_)
+    for (auto& e : p->e) e.exec = nullptr;
+}
+
+// --- CPU ---------------------------------------------------------------------
+
+X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
+               const Perturbation& perturb)
+    : id_(id),
+      bus_(bus),
+      cache_(cache),
+      irq_(irq),
+      hooks_(hooks),
+      perturb_(perturb),
+      ram_(bus.ram().host()),
+      ram_base_(bus.ram().base()),
+      ram_size_(bus.ram().size()),
+      page_flags_(bus.ram().flag_table()) {
+  s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
+  fault_insn_.exec = nullptr;
+}
+
+std::string X86Cpu::gpr_name(int i) const { return (i >= 0 && i < 16) ? kNames[i] : "?"; }
+
+std::string X86Cpu::insn_text(uint64_t rip) const {
+  if (!bus_.ram().contains(rip, 1)) return "(outside RAM)";
+  const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
+  return disassemble(ram_ + (rip - ram_base_), avail, rip);
+}
+
+uint64_t X86Cpu::effective_address(const Insn& i, const Operand& o) const {
+  uint64_t a = static_cast<uint64_t>(o.disp);
+  if (o.base == kRip) a += s.rip + i.len;
+  else if (o.base != kNoReg) a += s.gpr[o.base];
+  if (o.index != kNoReg) a += s.gpr[o.index] * o.scale;
+  if (o.seg == kSegFs) a += s.fs_base;
+  else if (o.seg == kSegGs) a += s.gs_base;
+  return a;
+}
+
+bool X86Cpu::read(const Insn& i, const Operand& o, uint64_t& v) {
+  switch (o.kind) {
+    case OpKind::reg: v = reg_read(o); return true;
+    case OpKind::imm: v = static_cast<uint64_t>(o.disp); return true;
+    case OpKind::mem: return mem_read(effective_address(i, o), o.size, v);
+    default: v = 0; return true;
+  }
+}
+
+bool X86Cpu::write(const Insn& i, const Operand& o, uint64_t v) {
+  if (o.kind == OpKind::reg) {
+    reg_write(o, v);
+    return true;
+  }
+  if (o.kind == OpKind::mem) return mem_write(effective_address(i, o), o.size, v);
+  return true;
+}
+
+// Flat physical addressing: RAM directly, devices through the bus (naturally
+// aligned), anything else #GP(0) (there is no paging, so no #PF).
+bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
+  uint64_t off = addr - ram_base_;
+  if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
+    v = 0;
+    std::memcpy(&v, ram_ + off, size);
+    return true;
+  }
+  if (size <= 8 && bus_.load(accessor(), addr, size, v) == AccessResult::ok) return true;
+  raise(kGP, "load from unmapped address", true, 0);
+  return false;
+}
+
+bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
+  uint64_t off = addr - ram_base_;
+  if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
+    std::memcpy(ram_ + off, &v, size);
+    if (page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift])
+      bus_.notify_flagged_store(accessor(), addr, size);
+    return true;
+  }
+  if (size <= 8 && bus_.store(accessor(), addr, size, v) == AccessResult::ok) return true;
+  raise(kGP, "store to unmapped address", true, 0);
+  return false;
+}
+
+uint64_t X86Cpu::msr_read(uint32_t msr, bool& ok) const {
+  ok = true;
+  switch (msr) {
+    case kMsrTsc: return s.cycle;
+    case kMsrApicBase: return 0xfee00000 | (1u << 11) | (id_ == 0 ? (1u << 8) : 0);
+    case kMsrFsBase: return s.fs_base;
+    case kMsrGsBase: return s.gs_base;
+    case kMsrKernelGsBase: return s.kernel_gs_base;
+    default: ok = false; return 0;
+  }
+}
+
+bool X86Cpu::msr_write(uint32_t msr, uint64_t v) {
+  switch (msr) {
+    case kMsrFsBase: s.fs_base = v; return true;
+    case kMsrGsBase: s.gs_base = v; return true;
+    case kMsrKernelGsBase: s.kernel_gs_base = v; return true;
+    default: return false;
+  }
+}
+
+void X86Cpu::raise(uint8_t vector, std::string text, bool has_error, uint64_t error) {
+  (void)has_error;
+  (void)error;
+  deliver(vector, s.rip, false, std::move(text));
+}
+
+// Interrupt/exception delivery through a 64-bit IDT gate (SDM vol. 3,
+// 6.14): the CPU aligns RSP to 16, pushes SS, RSP, RFLAGS, CS, RIP (and no
+// error code in this model's subset), clears TF, NT, RF and, for an
+// interrupt gate, IF, and jumps to the gate's offset. Host trap hooks see
+// the trap first.
+void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text) {
+  ++traps_;
+  s.cycle += timing::kTrapEntryCycles;
+  TrapInfo t{vector, 0, s.rip, interrupt};
+  if (hooks_ && !hooks_->empty()) {
+    HookResult r = hooks_->run(*this, t);
+    if (r != HookResult::pass) {
+      if (on_trap) on_trap(*this, TrapRecord{t, false, text});
+      if (r == HookResult::stop) {
+        hook_stopped_ = true;
+        request_stop();
+      }
+      return;
+    }
+  }
+  if (on_trap) on_trap(*this, TrapRecord{t, true, text});
+  if (!interrupt) {
+    nested_traps_ = s.instret == instret_at_last_trap_ ? nested_traps_ + 1 : 0;
+    instret_at_last_trap_ = s.instret;
+  }
+  auto crash = [&](const std::string& why) {
+    crashed_ = true;
+    crash_reason_ = "cpu " + std::to_string(id_) + ": " + why;
+    request_stop();
+  };
+  if (nested_traps_ >= kMaxNestedTraps) return crash("unhandled trap loop (vector " + std::to_string(vector) + ")");
+  const uint64_t gate = s.idt_base + 16ull * vector;
+  uint64_t lo, hi;
+  if (16ull * vector + 15 > s.idt_limit || !bus_.ram().contains(gate, 16)) {
+    return crash("vector " + std::to_string(vector) + " has no IDT entry (triple fault)" +
+                 (text.empty() ? "" : ": " + text));
+  }
+  std::memcpy(&lo, ram_ + (gate - ram_base_), 8);
+  std::memcpy(&hi, ram_ + (gate + 8 - ram_base_), 8);
+  const bool present = (lo >> 47) & 1;
+  const unsigned type = (lo >> 40) & 0xf;
+  if (!present || (type != 0xe && type != 0xf))
+    return crash("vector " + std::to_string(vector) + ": IDT gate not present (triple fault)");
+  const uint64_t target = (lo & 0xffff) | ((lo >> 32) & 0xffff0000ull) | (hi << 32);
+  const uint64_t old_rsp = s.gpr[4];
+  uint64_t rsp = old_rsp & ~uint64_t{15};
+  const uint64_t frame[5] = {s.ss, old_rsp, s.rflags, s.cs, return_rip};
+  for (uint64_t v : frame) {
+    rsp -= 8;
+    uint64_t off = rsp - ram_base_;
+    if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)");
+    std::memcpy(ram_ + off, &v, 8);
+    if (page_flags_[off >> kPageShift]) bus_.notify_flagged_store(accessor(), rsp, 8);
+  }
+  s.gpr[4] = rsp;
+  s.rflags &= ~(kTF | kNT | kRF);
+  if (type == 0xe) s.rflags &= ~kIF;
+  s.rip = target;
+}
+
+void X86Cpu::do_iretq(const Insn& i) {
+  uint64_t rip, cs, fl, rsp, ss;
+  const uint64_t sp = s.gpr[4];
+  if (!mem_read(sp, 8, rip) || !mem_read(sp + 8, 8, cs) || !mem_read(sp + 16, 8, fl) || !mem_read(sp + 24, 8, rsp) ||
+      !mem_read(sp + 32, 8, ss))
+    return;
+  s.rip = rip;
+  s.cs = static_cast<uint16_t>(cs);
+  s.ss = static_cast<uint16_t>(ss);
+  s.rflags = (s.rflags & ~kFlagsWritable) | (fl & kFlagsWritable) | kFlagsFixed;
+  s.gpr[4] = rsp;
+  s.cycle += i.cycles;
+  ++s.instret;
+  stop_ = 0;  // IF may have changed
+}
+
+void X86Cpu::do_hlt(const Insn& i) {
+  retire(i);
+  halted_ = true;
+  stop_ = 0;
+}
+
+void X86Cpu::do_sti(const Insn& i) {
+  const bool was = s.rflags & kIF;
+  s.rflags |= kIF;
+  retire(i);
+  // Interrupts are recognised only after the next instruction (SDM STI).
+  if (!was) sti_shadow_ = true;
+  stop_ = 0;
+}
+
+uint64_t X86Cpu::wake_cycle() const {
+  if (!halted_) return s.cycle;
+  // HLT wakes on any interrupt the APIC delivers (even with IF=0 the CPU
+  // leaves HLT only when IF=1 lets it take one; with IF=0 only NMI could).
+  if (!(s.rflags & kIF)) return kNever;
+  uint64_t t = irq_.pending(id_, s.cycle) >= 0 ? s.cycle : irq_.next_event(id_);
+  return t == kNever ? kNever : std::max(s.cycle, t);
+}
+
+bool X86Cpu::check_interrupts() {
+  if (!(s.rflags & kIF) || sti_shadow_) return false;
+  int v = irq_.pending(id_, s.cycle);
+  if (v < 0) return false;
+  irq_.acknowledge(id_, v);
+  deliver(static_cast<uint8_t>(v), s.rip, true);
+  return true;
+}
+
+const Insn& X86Cpu::fetch(uint64_t rip) {
+  uint64_t off = rip - fetch_base_;
+  Insn* e;
+  if (off < DecodeCacheX86::kPageBytes) {
+    e = &fetch_page_[off];
+  } else {
+    const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
+    if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) return fault_insn_;
+    fetch_page_ = cache_.page(base);
+    fetch_base_ = base;
+    e = &fetch_page_[rip - base];
+  }
+  if (!e->exec) [[unlikely]] {
+    const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
+    *e = decode(ram_ + (rip - ram_base_), avail, rip);
+    // An instruction reaching into the next page must be invalidated by
+    // stores there too.
+    const uint64_t last = rip + e->len - 1;
+    if ((last & ~uint64_t{DecodeCacheX86::kPageBytes - 1}) != fetch_base_ && bus_.ram().contains(last, 1))
+      bus_.ram().set_page_flag(last, kPageHasCode);
+  }
+  return *e;
+}
+
+bool X86Cpu::prepare(uint64_t until) {
+  if (halted_) {
+    if (!(s.rflags & kIF) || irq_.pending(id_, s.cycle) < 0) return false;
+    halted_ = false;
+  }
+  check_interrupts();
+  if (stop_requested_ || halted_ || s.cycle >= until) return false;
+  stop_ = until;
+  const uint64_t e = irq_.next_event(id_);
+  if (e > s.cycle && e < stop_) stop_ = e;
+  return true;
+}
+
+void X86Cpu::loop(uint64_t budget) {
+  while (s.cycle < stop_) {
+    const Insn& in = fetch(s.rip);
+    if (!in.exec) {  // fetch outside RAM
+      raise(kGP, "instruction fetch from unmapped address");
+      if (budget && --budget == 0) break;
+      continue;
+    }
+    if (trace_insns_ && on_insn) on_insn(*this, in);
+    const bool tf = s.rflags & kTF;
+    const bool shadow = sti_shadow_;
+    const uint64_t before = steps(), retired_before = s.instret;
+    in.exec(*this, in);
+    if (shadow) {
+      sti_shadow_ = false;
+      stop_ = 0;  // now interrupts may be taken
+    }
+    // Single-step: a #DB after each instruction that began with TF set,
+    // with RIP pointing after it (SDM vol. 3, 17.3.1.4).
+    if (tf && s.instret != retired_before && !crashed_) deliver(kDB, s.rip, false);
+    if (budget && steps() != before && --budget == 0) break;
+  }
+}
+
+void X86Cpu::run(uint64_t until) {
+  stop_requested_ = false;
+  hook_stopped_ = false;
+  while (!stop_requested_ && s.cycle < until) {
+    if (!prepare(until)) break;
+    loop(0);
+  }
+}
+
+uint64_t X86Cpu::step(uint64_t until, uint64_t steps_wanted) {
+  stop_requested_ = false;
+  hook_stopped_ = false;
+  const uint64_t start = steps();
+  while (!stop_requested_ && s.cycle < until && steps() - start < steps_wanted) {
+    if (!prepare(until)) break;
+    uint64_t left = steps_wanted - (steps() - start);
+    if (left == 0) break;
+    loop(left);
+  }
+  return steps() - start;
+}
+
+}  // namespace ksim::x86

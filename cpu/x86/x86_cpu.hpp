@@ -1,0 +1,198 @@
+// One x86-64 CPU: long mode, 64-bit code, flat addressing (no paging, no
+// segmentation beyond the FS/GS bases), interrupts through a 64-bit IDT.
+// See docs/X86.md for what is and is not modelled.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "cpu/cpu.hpp"
+#include "cpu/isa.hpp"
+#include "cpu/perturb.hpp"
+#include "cpu/trap_hooks.hpp"
+#include "cpu/x86/insn.hpp"
+#include "mem/bus.hpp"
+
+namespace ksim::x86 {
+
+// RFLAGS bits.
+enum : uint64_t {
+  kCF = 1ull << 0, kPF = 1ull << 2, kAF = 1ull << 4, kZF = 1ull << 6, kSF = 1ull << 7, kTF = 1ull << 8,
+  kIF = 1ull << 9, kDF = 1ull << 10, kOF = 1ull << 11, kNT = 1ull << 14, kRF = 1ull << 16, kAC = 1ull << 18,
+  kID = 1ull << 21,
+  kArith = kCF | kPF | kAF | kZF | kSF | kOF,
+  kFlagsFixed = 1ull << 1,
+  // What POPFQ and IRETQ may change in this model (CPL 0).
+  kFlagsWritable = kArith | kTF | kIF | kDF | kNT | kAC | kID,
+};
+
+// Exception vectors.
+enum Vector : uint8_t { kDE = 0, kDB = 1, kBP = 3, kUD = 6, kDF_ = 8, kGP = 13 };
+
+struct State {
+  uint64_t gpr[16] = {};
+  uint64_t rip = 0;
+  uint64_t rflags = kFlagsFixed;
+  uint64_t fs_base = 0, gs_base = 0, kernel_gs_base = 0;
+  uint64_t idt_base = 0;
+  uint16_t idt_limit = 0;
+  uint16_t cs = 0x08, ss = 0x10;
+  uint64_t cycle = 0, instret = 0;
+};
+
+// The interrupt controller side the CPU needs (the local APIC, mem/lapic).
+class InterruptSource {
+ public:
+  virtual ~InterruptSource() = default;
+  // Highest-priority pending vector deliverable at `cycle`, or -1.
+  virtual int pending(int cpu, uint64_t cycle) const = 0;
+  // The CPU takes `vector` (moves it to in-service).
+  virtual void acknowledge(int cpu, int vector) = 0;
+  // First future cycle at which something becomes pending (UINT64_MAX: none).
+  virtual uint64_t next_event(int cpu) const = 0;
+  virtual uint32_t apic_id(int cpu) const = 0;
+};
+
+class DecodeCacheX86;
+
+class X86Cpu final : public Cpu {
+ public:
+  X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
+         const Perturbation& perturb);
+
+  // Cpu interface.
+  Isa isa() const override { return Isa::x86_64; }
+  int id() const override { return id_; }
+  uint64_t pc() const override { return s.rip; }
+  void set_pc(uint64_t pc) override { s.rip = pc; }
+  int gpr_count() const override { return 16; }
+  uint64_t gpr(int i) const override { return s.gpr[i]; }
+  void set_gpr(int i, uint64_t v) override { if (i >= 0 && i < 16) s.gpr[i] = v; }
+  std::string gpr_name(int i) const override;
+  uint64_t cycle() const override { return s.cycle; }
+  uint64_t instret() const override { return s.instret; }
+  void run(uint64_t until) override;
+  uint64_t step(uint64_t until, uint64_t steps) override;
+  uint64_t steps() const override { return s.instret + traps_; }
+  bool idle() const override { return halted_; }
+  uint64_t wake_cycle() const override;
+  void advance_idle(uint64_t to_cycle) override { if (to_cycle > s.cycle) s.cycle = to_cycle; }
+  void interrupts_changed() override { stop_ = 0; }
+  void request_stop() override { stop_requested_ = true; stop_ = 0; }
+
+  State s;
+
+  // Observation.
+  struct TrapRecord {
+    TrapInfo info;
+    bool delivered;
+    std::string text;  // e.g. the unsupported instruction for #UD
+  };
+  std::function<void(const X86Cpu&, const TrapRecord&)> on_trap;
+  std::function<void(const X86Cpu&, const Insn&)> on_insn;
+  void set_trace_insns(bool on) { trace_insns_ = on; }
+  bool crashed() const { return crashed_; }
+  bool hook_stopped() const { return hook_stopped_; }
+  const std::string& crash_reason() const { return crash_reason_; }
+
+  // --- Used by the semantics -------------------------------------------------
+  uint64_t reg_read(const Operand& o) const {
+    uint64_t v = s.gpr[o.reg];
+    if (o.high8) return (v >> 8) & 0xff;
+    switch (o.size) {
+      case 1: return v & 0xff;
+      case 2: return v & 0xffff;
+      case 4: return v & 0xffffffff;
+      default: return v;
+    }
+  }
+  void reg_write(const Operand& o, uint64_t v) {
+    uint64_t& r = s.gpr[o.reg];
+    if (o.high8) { r = (r & ~0xff00ull) | ((v & 0xff) << 8); return; }
+    switch (o.size) {
+      case 1: r = (r & ~0xffull) | (v & 0xff); break;
+      case 2: r = (r & ~0xffffull) | (v & 0xffff); break;
+      case 4: r = v & 0xffffffff; break;  // 32-bit writes zero-extend
+      default: r = v; break;
+    }
+  }
+  uint64_t effective_address(const Insn& i, const Operand& o) const;
+  // Operand access; false means an exception was raised (state untouched).
+  bool read(const Insn& i, const Operand& o, uint64_t& v);
+  bool write(const Insn& i, const Operand& o, uint64_t v);
+  bool mem_read(uint64_t addr, unsigned size, uint64_t& v);
+  bool mem_write(uint64_t addr, unsigned size, uint64_t v);
+  bool push(uint64_t v) { s.gpr[4] -= 8; if (mem_write(s.gpr[4], 8, v)) return true; s.gpr[4] += 8; return false; }
+  bool pop(uint64_t& v) { if (!mem_read(s.gpr[4], 8, v)) return false; s.gpr[4] += 8; return true; }
+
+  void retire(const Insn& i) { s.rip += i.len; s.cycle += i.cycles; ++s.instret; }
+  // Raises an exception for the instruction at s.rip (not retired).
+  void raise(uint8_t vector, std::string text = {}, bool has_error = false, uint64_t error = 0);
+  // Delivers a trap whose saved RIP is `return_rip` (int3, int n, #DB).
+  void deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text = {});
+  void do_iretq(const Insn& i);
+  void do_hlt(const Insn& i);
+  void do_sti(const Insn& i);
+  uint64_t msr_read(uint32_t msr, bool& ok) const;
+  bool msr_write(uint32_t msr, uint64_t v);
+  InterruptSource& irq() { return irq_; }
+  // Intel-syntax text of the instruction at `rip` (for messages).
+  std::string insn_text(uint64_t rip) const;
+  Bus& bus() { return bus_; }
+  Accessor accessor() const { return Accessor{id_, s.cycle}; }
+
+ private:
+  const Insn& fetch(uint64_t rip);
+  bool check_interrupts();
+  bool prepare(uint64_t until);
+  void loop(uint64_t step_budget);
+
+  int id_;
+  Bus& bus_;
+  DecodeCacheX86& cache_;
+  InterruptSource& irq_;
+  const TrapHookChain* hooks_;
+  const Perturbation& perturb_;
+  uint8_t* ram_;
+  uint64_t ram_base_, ram_size_;
+  const uint8_t* page_flags_;
+  uint64_t stop_ = 0;
+  bool stop_requested_ = false;
+  bool trace_insns_ = false;
+  bool halted_ = false;
+  bool sti_shadow_ = false;   // interrupts stay blocked for one instruction after STI
+  bool crashed_ = false, hook_stopped_ = false;
+  std::string crash_reason_;
+  uint64_t traps_ = 0;
+  uint64_t instret_at_last_trap_ = ~0ull;
+  int nested_traps_ = 0;
+  Insn fault_insn_{};
+  uint64_t fetch_base_ = ~0ull;  // the page the CPU executes from
+  Insn* fetch_page_ = nullptr;
+};
+
+// Decoded instructions by address, shared by the CPUs of a machine and kept
+// coherent with stores like the RV64 cache (docs/ARCHITECTURE.md).
+// One entry per byte address of each code page (x86 instructions start
+// anywhere); an entry with exec == nullptr is not decoded yet.
+class DecodeCacheX86 {
+ public:
+  static constexpr unsigned kPageBytes = 4096;
+  explicit DecodeCacheX86(Bus& bus);
+  // The entries of the RAM page at `page_base` (created on demand).
+  Insn* page(uint64_t page_base);
+  void invalidate(uint64_t addr, uint64_t size);
+  void flush();
+
+ private:
+  struct Page {
+    Insn e[kPageBytes];
+  };
+  Bus& bus_;
+  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+};
+
+}  // namespace ksim::x86

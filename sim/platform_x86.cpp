@@ -1,0 +1,83 @@
+// The x86-64 machine: local APIC, UART, finisher, and CPUs sharing one
+// decode cache. Devices sit at the same addresses as on RV64 (UART, the
+// finisher), plus the APIC window at 0xFEE0_0000.
+#include <memory>
+
+#include "cpu/timing.hpp"
+#include "cpu/x86/lapic.hpp"
+#include "cpu/x86/x86_cpu.hpp"
+#include "mem/finisher.hpp"
+#include "mem/uart.hpp"
+#include "sim/machine.hpp"
+#include "sim/platform.hpp"
+
+namespace ksim {
+
+namespace {
+
+class X86Platform final : public Platform {
+ public:
+  explicit X86Platform(Machine& m)
+      : m_(m),
+        lapic_(m.config().cpus, m.perturbation(),
+               x86::Lapic::Listener{[&m](int cpu) { m.cpu_interrupts_changed(cpu); },
+                                    [&m](int from, int to, int, uint64_t cycle) {
+                                      m.events().emit(Event{cycle, from, EventKind::ipi_send,
+                                                            static_cast<uint64_t>(to), 0, 0, ""});
+                                    }}),
+        uart_([&m](const Accessor& who, char c) { m.console_putc(who, c); }),
+        finisher_([&m](const Accessor& who, int status, bool panic) {
+          if (panic)
+            m.guest_panic(status, who.cycle, who.cpu);
+          else
+            m.power_off(status, who.cycle, who.cpu);
+        }),
+        cache_(m.bus()) {
+    m.bus().map(x86::kLapicBase, x86::kLapicSize, &lapic_);
+    m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
+    m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
+    for (int i = 0; i < m.config().cpus; ++i) {
+      auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation());
+      c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
+        m_.events().emit(Event{cpu.cycle(), cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
+                               r.info.cause, r.info.tval, r.info.pc,
+                               (r.delivered ? std::string("delivered") : std::string("hooked")) +
+                                   (r.text.empty() ? "" : ": " + r.text)});
+      };
+      c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn&) {
+        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), 0, 0, ""});
+      };
+      cpus_.push_back(std::move(c));
+    }
+  }
+
+  std::vector<Cpu*> cpus() override {
+    std::vector<Cpu*> v;
+    for (auto& c : cpus_) v.push_back(c.get());
+    return v;
+  }
+  bool crashed(int cpu) const override { return cpus_[cpu]->crashed(); }
+  bool hook_stopped(int cpu) const override { return cpus_[cpu]->hook_stopped(); }
+  std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }
+  void set_trace_insns(bool on) override {
+    for (auto& c : cpus_) c->set_trace_insns(on);
+  }
+  void save(Writer&) const override {
+    throw InputError("checkpoints of the x86 machine are not supported yet");
+  }
+  void restore(Reader&) override { throw InputError("checkpoints of the x86 machine are not supported yet"); }
+
+ private:
+  Machine& m_;
+  x86::Lapic lapic_;
+  Uart uart_;
+  Finisher finisher_;
+  x86::DecodeCacheX86 cache_;
+  std::vector<std::unique_ptr<x86::X86Cpu>> cpus_;
+};
+
+}  // namespace
+
+std::unique_ptr<Platform> make_x86_platform(Machine& m) { return std::make_unique<X86Platform>(m); }
+
+}  // namespace ksim
