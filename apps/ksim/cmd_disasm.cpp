@@ -4,13 +4,37 @@
 #include "apps/ksim/options.hpp"
 #include "cpu/rv64/disasm.hpp"
 #include "cpu/rv64/insn.hpp"
+#include "cpu/x86/insn.hpp"
 
 namespace ksim::cli {
 
 namespace {
 
+// x86: Intel syntax from Zydis's formatter, raw bytes in hex.
+void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
+  uint64_t pc = start;
+  while (pc < end) {
+    if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)
+      std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), s->name.c_str());
+    const uint64_t off = pc - seg.paddr;
+    const uint64_t avail = std::min<uint64_t>(15, end - pc);
+    const uint8_t* bytes = seg.bytes.data() + off;
+    x86::Insn in = x86::decode(bytes, avail, pc);
+    std::string hex;
+    for (unsigned k = 0; k < in.len; ++k) {
+      char b[4];
+      std::snprintf(b, sizeof b, "%02x ", bytes[k]);
+      hex += b;
+    }
+    std::printf("%8llx:\t%-30s\t%s\n", static_cast<unsigned long long>(pc), hex.c_str(),
+                x86::disassemble(bytes, avail, pc).c_str());
+    pc += in.len ? in.len : 1;
+  }
+}
+
 // Lists [start, end) of one executable segment, with symbol headers.
 void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
+  if (img.isa == Isa::x86_64) return list_range_x86(img, seg, start, end);
   auto symbolize = [&img](uint64_t a) {
     return img.symbols.containing(a) ? img.symbols.format(a) : std::string();
   };
@@ -41,7 +65,7 @@ int cmd_disasm(const std::vector<std::string>& args) {
   std::string isa_name = "rv64", elf, image;
   std::vector<std::string> symbols;
   opts.add_options()
-      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64")
+      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86 (Intel syntax)")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
       ("image", po::value(&image)->default_value(kDefaultImage), "built-in image: preempt, nopreempt, hello")
       ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code");
@@ -50,7 +74,6 @@ int cmd_disasm(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim disasm [options] [SYMBOL...]", opts, &pos, vm)) return kOk;
   Isa isa = parse_isa(isa_name);
-  if (isa != Isa::rv64) throw UsageError{"--isa x86 is not available yet"};
   ElfImage img = load_image(elf, image, isa);
 
   auto segment_of = [&img](uint64_t addr) -> const ElfSegment* {
