@@ -52,11 +52,19 @@ bool convert(const ZydisDecodedOperand& z, Operand& o) {
       o.kind = OpKind::mem;
       if (z.mem.type != ZYDIS_MEMOP_TYPE_MEM && z.mem.type != ZYDIS_MEMOP_TYPE_AGEN) return false;
       bool h;
+      // 64-bit addressing, or 32-bit with the address-size prefix; 16-bit
+      // registers cannot form addresses in 64-bit mode.
+      auto addr_reg = [&](ZydisRegister r, uint8_t& num) {
+        if (r >= ZYDIS_REGISTER_EAX && r <= ZYDIS_REGISTER_R15D) o.addr32 = true;
+        else if (r < ZYDIS_REGISTER_RAX || r > ZYDIS_REGISTER_R15) return false;
+        return gpr_of(r, num, h);
+      };
       if (z.mem.base == ZYDIS_REGISTER_NONE) o.base = kNoReg;
       else if (z.mem.base == ZYDIS_REGISTER_RIP) o.base = kRip;
-      else if (!gpr_of(z.mem.base, o.base, h) || z.mem.base < ZYDIS_REGISTER_RAX) return false;  // 64-bit addressing only
+      else if (z.mem.base == ZYDIS_REGISTER_EIP) { o.base = kRip; o.addr32 = true; }
+      else if (!addr_reg(z.mem.base, o.base)) return false;
       if (z.mem.index == ZYDIS_REGISTER_NONE) o.index = kNoReg;
-      else if (!gpr_of(z.mem.index, o.index, h) || z.mem.index < ZYDIS_REGISTER_RAX) return false;
+      else if (!addr_reg(z.mem.index, o.index)) return false;
       o.scale = z.mem.scale;
       o.disp = z.mem.disp.value;
       o.seg = z.mem.segment == ZYDIS_REGISTER_FS ? kSegFs : z.mem.segment == ZYDIS_REGISTER_GS ? kSegGs : kSegNone;

@@ -24,6 +24,7 @@ struct Operand {
   bool high8 = false;
   // mem: base/index GPR numbers or kNoReg / kRip; segment fs/gs adds a base.
   uint8_t base = 0, index = 0, scale = 0, seg = 0;
+  bool addr32 = false;   // mem: 32-bit address size (67 prefix): wraps at 4 GiB
   int64_t disp = 0;      // mem displacement; imm: the value (sign-extended)
 };
 inline constexpr uint8_t kNoReg = 0xff;

@@ -260,7 +260,11 @@ void exec_shift(X86Cpu& c, const Insn& i) {
   if (!c.read(i, d, a)) return;
   if (i.nops > 1 && !c.read(i, i.op[1], cnt)) return;
   cnt &= bits == 64 ? 63 : 31;
-  if (cnt == 0) { c.retire(i); return; }
+  if (cnt == 0) {  // nothing changes, but a 32-bit register destination is still written (zero-extended)
+    if (!c.write(i, d, a)) return;
+    c.retire(i);
+    return;
+  }
   const uint64_t m = mask(bits), sb = sign_bit(bits);
   uint64_t r = 0, f = c.s.rflags;
   auto setf = [&](uint64_t bit, bool on) { f = on ? (f | bit) : (f & ~bit); };
@@ -338,7 +342,11 @@ void exec_shld(X86Cpu& c, const Insn& i) {
   uint64_t a, b, cnt;
   if (!c.read(i, d, a) || !c.read(i, i.op[1], b) || !c.read(i, i.op[2], cnt)) return;
   cnt &= bits == 64 ? 63 : 31;
-  if (cnt == 0) { c.retire(i); return; }
+  if (cnt == 0) {
+    if (!c.write(i, d, a)) return;
+    c.retire(i);
+    return;
+  }
   const uint64_t m = mask(bits), sb = sign_bit(bits);
   unsigned __int128 r128;
   uint64_t r;
@@ -485,9 +493,10 @@ void exec_cmpxchg(X86Cpu& c, const Insn& i) {
   if (a == d) {
     if (!c.write(i, i.op[0], src)) return;
   } else {
-    // The destination is written back unchanged (a locked cycle always
-    // writes), then rAX takes its value.
-    if (!c.write(i, i.op[0], d)) return;
+    // A memory destination is written back unchanged (a locked cycle always
+    // writes); a register destination is not written at all (so a 32-bit
+    // one is not zero-extended), and rAX takes the destination's value.
+    if (i.op[0].kind == OpKind::mem && !c.write(i, i.op[0], d)) return;
     c.reg_write(rax, d);
   }
   set_flags(c, kArith, f);
@@ -498,8 +507,14 @@ void exec_xadd(X86Cpu& c, const Insn& i) {
   uint64_t d, s;
   if (!c.read(i, i.op[0], d) || !c.read(i, i.op[1], s)) return;
   uint64_t r = d + s;
-  if (!c.write(i, i.op[0], r & mask(bits))) return;
-  c.write(i, i.op[1], d);
+  // SRC <- DEST, then DEST <- sum: with one register for both, the sum wins.
+  if (i.op[0].kind == OpKind::mem) {
+    if (!c.write(i, i.op[0], r & mask(bits))) return;
+    c.reg_write(i.op[1], d);
+  } else {
+    c.reg_write(i.op[1], d);
+    c.reg_write(i.op[0], r & mask(bits));
+  }
   set_flags(c, kArith, flags::add(d, s, 0, r, bits));
   c.retire(i);
 }

@@ -79,6 +79,7 @@ uint64_t X86Cpu::effective_address(const Insn& i, const Operand& o) const {
   if (o.base == kRip) a += s.rip + i.len;
   else if (o.base != kNoReg) a += s.gpr[o.base];
   if (o.index != kNoReg) a += s.gpr[o.index] * o.scale;
+  if (o.addr32) a &= 0xffffffff;
   if (o.seg == kSegFs) a += s.fs_base;
   else if (o.seg == kSegGs) a += s.gs_base;
   return a;

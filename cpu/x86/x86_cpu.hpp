@@ -95,6 +95,14 @@ class X86Cpu final : public Cpu {
   std::function<void(const X86Cpu&, const Insn&)> on_insn;
   void set_trace_insns(bool on) { trace_insns_ = on; }
   bool crashed() const { return crashed_; }
+  // Forgets idling, crash and trap-loop history (for harnesses that reuse
+  // one machine to run many independent snippets).
+  void reset_control() {
+    halted_ = sti_shadow_ = crashed_ = hook_stopped_ = false;
+    crash_reason_.clear();
+    nested_traps_ = 0;
+    instret_at_last_trap_ = ~0ull;
+  }
   bool hook_stopped() const { return hook_stopped_; }
   const std::string& crash_reason() const { return crash_reason_; }
 
