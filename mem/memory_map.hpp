@@ -34,8 +34,13 @@ inline constexpr uint64_t kClintMtime = 0xbff8;
 inline constexpr uint64_t kUartBase = 0x1000'0000;
 inline constexpr uint64_t kUartSize = 0x100;
 
-// DRAM.
+// DRAM. On RV64 at 0x8000_0000 (QEMU virt). On x86-64 at 0x4000_0000: the
+// whole of RAM then lies below 2 GiB, where GCC's default (small) code model
+// with -fno-pic reaches every symbol through a sign-extended 32-bit address,
+// so x86 guests are built the way the issue asks (-fno-pic) with no special
+// code model.
 inline constexpr uint64_t kRamBase = 0x8000'0000;
+inline constexpr uint64_t kRamBaseX86 = 0x4000'0000;
 inline constexpr uint64_t kRamDefaultSize = 128ull << 20;
 
 }  // namespace ksim::memmap

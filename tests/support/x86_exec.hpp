@@ -25,9 +25,9 @@ struct X86Result {
 // Guest physical address where snippets see their data buffer. It is the
 // same address the native side maps its buffer at, so addresses held in
 // registers mean the same thing on both sides.
-inline constexpr uint64_t kX86DataAddr = 0x8010'0000;
+inline constexpr uint64_t kX86DataAddr = 0x4010'0000;  // in x86 RAM (memmap::kRamBaseX86)
 inline constexpr uint64_t kX86DataSize = 0x1'0000;
-inline constexpr uint64_t kX86CodeAddr = 0x8000'1000;
+inline constexpr uint64_t kX86CodeAddr = 0x4000'1000;
 
 // Runs `code` (placed at kX86CodeAddr, followed by the harness's own stop
 // instruction) with `in`, and `data` copied to kX86DataAddr (at most
