@@ -16,23 +16,25 @@
 
 namespace {
 
-const ksim::ElfImage& guest(const std::string& name) {
+const ksim::ElfImage& guest(const std::string& name, ksim::Isa isa = ksim::Isa::rv64) {
   static std::map<std::string, ksim::ElfImage> cache;
   auto it = cache.find(name);
+  const char* dir = isa == ksim::Isa::rv64 ? "/workloads/rv64/" : "/workloads/x86/";
   if (it == cache.end())
-    it = cache.emplace(name, ksim::load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/" + name,
-                                                 ksim::Isa::rv64)).first;
+    it = cache.emplace(name, ksim::load_elf_file(std::string(KSIM_BINARY_DIR) + dir + name, isa)).first;
   return it->second;
 }
 
-void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t quantum = 1) {
-  const ksim::ElfImage& img = guest(elf);
+void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t quantum = 1,
+               ksim::Isa isa = ksim::Isa::rv64) {
+  const ksim::ElfImage& img = guest(elf, isa);
   uint64_t insns = 0, cycles = 0;
   for (auto _ : state) {
     state.PauseTiming();
     ksim::MachineConfig cfg;
     cfg.cpus = cpus;
     cfg.quantum = quantum;
+    cfg.isa = isa;
     auto m = std::make_unique<ksim::Machine>(cfg);
     m->load(img);
     state.ResumeTiming();
@@ -66,5 +68,12 @@ void BM_KernelFourCpusExact(benchmark::State& state) { run_guest(state, "kernel_
 BENCHMARK(BM_KernelFourCpusExact)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_KernelFourCpusQuantum1000(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1000); }
 BENCHMARK(BM_KernelFourCpusQuantum1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The x86 core (precise path only so far) on compiled C: sorting and
+// hashing at -O2.
+void BM_X86SortO2(benchmark::State& state) { run_guest(state, "x86_sort_O2.elf", 1, 1, ksim::Isa::x86_64); }
+BENCHMARK(BM_X86SortO2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_X86HashO2(benchmark::State& state) { run_guest(state, "x86_hash_O2.elf", 1, 1, ksim::Isa::x86_64); }
+BENCHMARK(BM_X86HashO2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

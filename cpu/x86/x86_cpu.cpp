@@ -304,7 +304,19 @@ bool X86Cpu::prepare(uint64_t until) {
 }
 
 void X86Cpu::loop(uint64_t budget) {
+  const bool plain = !budget && !(trace_insns_ && on_insn);
   while (s.cycle < stop_) {
+    // The common case: no step budget, no tracing, no single-step or STI
+    // shadow pending: nothing but fetch and execute.
+    if (plain) {
+      for (;;) {
+        if (s.cycle >= stop_) return;
+        const Insn& in = fetch(s.rip);
+        if (!in.exec || (s.rflags & kTF) || sti_shadow_) [[unlikely]]
+          break;  // one careful step below
+        in.exec(*this, in);
+      }
+    }
     const Insn& in = fetch(s.rip);
     if (!in.exec) {  // fetch outside RAM
       raise(kGP, "instruction fetch from unmapped address");
