@@ -1,0 +1,122 @@
+// x86 traps through the IDT: int3 and the trap flag push the architecturally
+// correct frame, iretq restores it, #UD names the instruction (SDM vol. 3,
+// chapter 6 and 17.3).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "cpu/x86/x86_cpu.hpp"
+#include "mem/memory_map.hpp"
+#include "sim/machine.hpp"
+
+using namespace ksim;
+
+namespace {
+
+constexpr uint64_t kBase = memmap::kRamBaseX86;
+constexpr uint64_t kCode = kBase + 0x1000;
+constexpr uint64_t kHandler = kBase + 0x2000;
+constexpr uint64_t kIdt = kBase + 0x3000;
+constexpr uint64_t kStackTop = kBase + 0x8000;
+
+struct Rig {
+  Machine m{[] {
+    MachineConfig c;
+    c.isa = Isa::x86_64;
+    c.ram_size = 1 << 20;
+    c.max_cycles = 1'000'000;
+    return c;
+  }()};
+  x86::X86Cpu& cpu() { return static_cast<x86::X86Cpu&>(m.cpu(0)); }
+  std::vector<Event> traps;
+  struct Obs : EventObserver {
+    Rig* r;
+    void on_event(const Event& e) override {
+      if (e.kind == EventKind::trap) r->traps.push_back(e);
+    }
+  } obs;
+
+  Rig() {
+    obs.r = this;
+    m.events().add(&obs);
+    // Every vector: an interrupt gate to kHandler.
+    for (int v = 0; v < 32; ++v) {
+      uint64_t lo = (kHandler & 0xffff) | (uint64_t{0x08} << 16) | (uint64_t{0x8e} << 40) |
+                    ((kHandler >> 16 & 0xffff) << 48);
+      uint64_t hi = kHandler >> 32;
+      m.bus().write_bytes(kIdt + 16 * v, &lo, 8);
+      m.bus().write_bytes(kIdt + 16 * v + 8, &hi, 8);
+    }
+    cpu().s.idt_base = kIdt;
+    cpu().s.idt_limit = 32 * 16 - 1;
+    cpu().s.gpr[4] = kStackTop;
+    cpu().s.rip = kCode;
+  }
+  void code(std::vector<uint8_t> b, uint64_t at = kCode) { m.bus().write_bytes(at, b.data(), b.size()); }
+  uint64_t q(uint64_t addr) {
+    uint64_t v = 0;
+    m.bus().read_bytes(addr, &v, 8);
+    return v;
+  }
+};
+
+// The handler writes 0x5555 to the finisher: the run ends right after the
+// frame is pushed, and the test inspects it.
+const std::vector<uint8_t> kFinish = {0xb8, 0x55, 0x55, 0x00, 0x00,              // mov eax, 0x5555
+                                      0xa3, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00};  // movabs [0x100000], eax
+
+}  // namespace
+
+TEST_CASE("x86 int3 pushes RIP after the int3 byte and the full 64-bit frame", "[x86][trap]") {
+  Rig r;
+  r.code({0x90, 0xcc, 0x90});  // nop; int3; nop
+  r.code(kFinish, kHandler);
+  r.cpu().s.rflags = 0x2 | x86::kCF;
+  RunResult res = r.m.run();
+  REQUIRE(res.end == RunResult::End::poweroff);
+  const uint64_t sp = r.cpu().s.gpr[4];
+  CHECK(sp == kStackTop - 40);
+  CHECK(r.q(sp) == kCode + 2);          // RIP after int3
+  CHECK(r.q(sp + 8) == 0x08);           // CS
+  CHECK((r.q(sp + 16) & x86::kCF) != 0);  // RFLAGS as it was
+  CHECK(r.q(sp + 24) == kStackTop);     // old RSP
+  CHECK(r.q(sp + 32) == 0x10);          // SS
+  CHECK((r.cpu().s.rflags & x86::kIF) == 0);
+}
+
+TEST_CASE("x86 trap flag: one #DB after the next instruction, RIP after it; iretq restores the frame",
+          "[x86][trap]") {
+  Rig r;
+  // pushfq; or qword [rsp], 0x100 (TF); popfq; inc rdx; (trap here) inc rdx
+  r.code({0x9c, 0x48, 0x81, 0x0c, 0x24, 0x00, 0x01, 0x00, 0x00, 0x9d, 0x48, 0xff, 0xc2, 0x48, 0xff, 0xc2});
+  // Handler: clear TF in the saved RFLAGS, count in rbx, iretq.
+  r.code({0x48, 0x81, 0x64, 0x24, 0x10, 0xff, 0xfe, 0xff, 0xff,  // and qword [rsp+16], ~0x100
+          0x48, 0xff, 0xc3,                                    // inc rbx
+          0x48, 0xcf},                                         // iretq
+         kHandler);
+  // After the second inc: power off.
+  r.code(kFinish, kCode + 16);
+  RunResult res = r.m.run();
+  REQUIRE(res.end == RunResult::End::poweroff);
+  CHECK(r.cpu().s.gpr[2] == 2);  // both incs ran
+  // popfq set TF: #DB comes after the instruction following popfq (the first
+  // inc), with RIP after it; the handler ran once.
+  CHECK(r.cpu().s.gpr[3] == 1);
+  REQUIRE(r.traps.size() == 1);
+  CHECK(r.traps[0].a == x86::kDB);
+  CHECK(r.traps[0].c == kCode + 13);  // reported at the instruction boundary after the first inc
+  CHECK((r.cpu().s.rflags & x86::kTF) == 0);
+  CHECK(r.cpu().s.gpr[4] == kStackTop);  // iretq restored RSP
+}
+
+TEST_CASE("x86 #UD names the unsupported instruction in the trap event", "[x86][trap]") {
+  Rig r;
+  r.code({0x0f, 0x58, 0xc1});  // addps xmm0, xmm1
+  r.code(kFinish, kHandler);
+  REQUIRE(r.m.run().end == RunResult::End::poweroff);
+  REQUIRE(r.traps.size() == 1);
+  CHECK(r.traps[0].a == x86::kUD);
+  CHECK(r.traps[0].c == kCode);
+  CHECK_THAT(r.traps[0].text, Catch::Contains("addps"));
+  CHECK(r.q(r.cpu().s.gpr[4]) == kCode);  // #UD is a fault: RIP of the instruction
+}
