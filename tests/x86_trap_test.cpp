@@ -120,3 +120,33 @@ TEST_CASE("x86 #UD names the unsupported instruction in the trap event", "[x86][
   CHECK_THAT(r.traps[0].text, Catch::Contains("addps"));
   CHECK(r.q(r.cpu().s.gpr[4]) == kCode);  // #UD is a fault: RIP of the instruction
 }
+
+TEST_CASE("x86 stores into executed code take effect at the next fetch", "[x86][decode-cache]") {
+  Rig r;
+  // loop twice over "target: add ebx, 1"; the first pass patches the
+  // immediate to 0x10 (mov byte [target+2], 0x10).
+  //  0: mov ecx, 2
+  //  5: target: add ebx, 1            (83 c3 01)
+  //  8: mov byte [rip + (5+2) - 15], 0x10   (c6 05 f8 ff ff ff 10) -> addr 15-8=7 = target+2
+  // 15: dec ecx ; jnz target
+  r.code({0xb9, 0x02, 0x00, 0x00, 0x00, 0x83, 0xc3, 0x01, 0xc6, 0x05, 0xf8, 0xff, 0xff, 0xff, 0x10, 0xff, 0xc9,
+          0x75, 0xf2});
+  r.code(kFinish, kCode + 19);
+  REQUIRE(r.m.run().end == RunResult::End::poweroff);
+  CHECK(r.cpu().s.gpr[3] == 0x11);  // 1 on the first pass, 0x10 on the second
+}
+
+TEST_CASE("x86 cpuid, rdtsc and the FS/GS base MSRs", "[x86]") {
+  Rig r;
+  // xor eax,eax; cpuid; mov r8, rbx; rdtsc; mov r9, rax;
+  // mov ecx, 0xC0000100; mov eax, 0x1234; xor edx, edx; wrmsr; xor eax, eax; rdmsr
+  r.code({0x31, 0xc0, 0x0f, 0xa2, 0x49, 0x89, 0xd8, 0x0f, 0x31, 0x49, 0x89, 0xc1, 0xb9, 0x00, 0x01, 0x00, 0xc0,
+          0xb8, 0x34, 0x12, 0x00, 0x00, 0x31, 0xd2, 0x0f, 0x30, 0x31, 0xc0, 0x0f, 0x32, 0x49, 0x89, 0xc2});
+  r.code(kFinish, kCode + 33);
+  REQUIRE(r.m.run().end == RunResult::End::poweroff);
+  CHECK(r.cpu().s.gpr[8] == 0x6d69734b);  // "Ksim"
+  CHECK(r.cpu().s.gpr[9] > 0);            // the cycle count
+  CHECK(r.cpu().s.gpr[9] < 100);
+  CHECK(r.cpu().s.gpr[10] == 0x1234);
+  CHECK(r.cpu().s.fs_base == 0x1234);
+}
