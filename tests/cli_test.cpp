@@ -485,6 +485,21 @@ TEST_CASE("ksim run --trace-insns adds one event per executed instruction withou
   CHECK(summary_field(insns.out, "instructions") == summary_field(plain.out, "instructions"));
 }
 
+TEST_CASE("ksim run --isa x86 --cpus 4 boots the x86 guest kernel and exits 0; disasm --isa x86 lists it",
+          "[cli][x86]") {
+  ProcessResult r = run_ksim({"run", "--isa", "x86", "--cpus", "4", "--quantum", "10"});
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Contains("all work done"));
+  CHECK_THAT(r.out, Contains("isa: x86"));
+  check_summary_tail(r);
+  ProcessResult d = run_ksim({"disasm", "--isa", "x86", "do_fork"});
+  INFO(describe(d));
+  CHECK(d.status == 0);
+  CHECK_THAT(d.out, Contains("<do_fork>:"));
+  CHECK(run_ksim({"run", "--isa", "x86", "--image", "hello"}).status == 2);
+}
+
 // ---------------------------------------------------------------------------
 // Checkpoints from the command line
 

@@ -20,7 +20,7 @@ int cmd_run(const std::vector<std::string>& args) {
   uint64_t max_cycles = 0, quantum = 0, seed = 0, checkpoint_at = 0;
   int cpus = 1;
   opts.add_options()
-      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64, or x86 (with --elf; work in progress)")
+      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
       ("image", po::value(&image)->default_value(kDefaultImage),
        "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, hello")

@@ -10,6 +10,10 @@ extern "C" const unsigned char ksim_kernel_rv64_preempt[];
 extern "C" const unsigned long ksim_kernel_rv64_preempt_size;
 extern "C" const unsigned char ksim_kernel_rv64_nopreempt[];
 extern "C" const unsigned long ksim_kernel_rv64_nopreempt_size;
+extern "C" const unsigned char ksim_kernel_x86_preempt[];
+extern "C" const unsigned long ksim_kernel_x86_preempt_size;
+extern "C" const unsigned char ksim_kernel_x86_nopreempt[];
+extern "C" const unsigned long ksim_kernel_x86_nopreempt_size;
 
 namespace ksim::cli {
 
@@ -21,21 +25,24 @@ Isa parse_isa(const std::string& s) {
 
 ElfImage load_image(const std::string& elf_path, const std::string& image, Isa isa) {
   if (!elf_path.empty()) return load_elf_file(elf_path, isa);
-  if (isa != Isa::rv64) throw UsageError{"no built-in image for this ISA yet: pass --elf"};
   struct Builtin {
+    Isa isa;
     const char* name;
     const unsigned char* bytes;
     unsigned long size;
   };
   const Builtin builtins[] = {
-      {"preempt", ksim_kernel_rv64_preempt, ksim_kernel_rv64_preempt_size},
-      {"nopreempt", ksim_kernel_rv64_nopreempt, ksim_kernel_rv64_nopreempt_size},
-      {"hello", ksim_default_guest_rv64, ksim_default_guest_rv64_size},
+      {Isa::rv64, "preempt", ksim_kernel_rv64_preempt, ksim_kernel_rv64_preempt_size},
+      {Isa::rv64, "nopreempt", ksim_kernel_rv64_nopreempt, ksim_kernel_rv64_nopreempt_size},
+      {Isa::rv64, "hello", ksim_default_guest_rv64, ksim_default_guest_rv64_size},
+      {Isa::x86_64, "preempt", ksim_kernel_x86_preempt, ksim_kernel_x86_preempt_size},
+      {Isa::x86_64, "nopreempt", ksim_kernel_x86_nopreempt, ksim_kernel_x86_nopreempt_size},
   };
   for (const Builtin& b : builtins)
-    if (image == b.name)
+    if (b.isa == isa && image == b.name)
       return parse_elf(std::span<const uint8_t>(b.bytes, b.size), isa, "<built-in image " + image + ">");
-  throw UsageError{"unknown --image '" + image + "' (expected preempt, nopreempt or hello)"};
+  throw UsageError{"unknown --image '" + image + "' for " + isa_name(isa) +
+                   " (expected preempt, nopreempt" + (isa == Isa::rv64 ? ", or hello)" : ")")};
 }
 
 }  // namespace ksim::cli

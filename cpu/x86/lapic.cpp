@@ -25,8 +25,8 @@ uint64_t Lapic::divide_by(uint32_t d) const {
 
 void Lapic::post(int cpu, int vector, uint64_t at) {
   PerCpu& p = cpu_[cpu];
-  if (!p.irr[vector] || at < p.arrive[vector]) p.arrive[vector] = at;
-  p.irr[vector] = true;
+  if (!p.irr.test(vector) || at < p.arrive[vector]) p.arrive[vector] = at;
+  p.irr.set(vector);
   if (listener_.changed) listener_.changed(cpu);
 }
 
@@ -35,8 +35,8 @@ void Lapic::fire_timer(int cpu, uint64_t cycle) const {
   while (p.deadline != kNever && cycle >= p.deadline) {
     const int v = p.lvt_timer & 0xff;
     if (!(p.lvt_timer & kMasked)) {
-      if (!p.irr[v]) p.arrive[v] = p.deadline;
-      p.irr[v] = true;
+      if (!p.irr.test(v)) p.arrive[v] = p.deadline;
+      p.irr.set(v);
     }
     p.deadline = (p.lvt_timer & kPeriodic) && p.period ? p.deadline + p.period : kNever;
   }
@@ -46,29 +46,32 @@ int Lapic::pending(int cpu, uint64_t cycle) const {
   fire_timer(cpu, cycle);
   const PerCpu& p = cpu_[cpu];
   if (!(p.svr & 0x100)) return -1;  // software-disabled APIC delivers nothing
-  int in_service = -1;
-  for (int v = 255; v >= 16; --v)
-    if (p.isr[v]) { in_service = v; break; }
-  for (int v = 255; v >= 16; --v) {
-    if (!p.irr[v] || p.arrive[v] > cycle) continue;
+  const int in_service = p.isr.highest();
+  int result = -1;
+  p.irr.for_each_high_to_low([&](int v) {
+    if (v < 16) return false;
+    if (p.arrive[v] > cycle) return true;  // not arrived yet: look lower
     // Only a higher priority class than the one in service (and the TPR).
-    if ((v >> 4) <= (in_service >> 4) && in_service >= 0) return -1;
-    if ((v >> 4) <= static_cast<int>((p.tpr >> 4) & 0xf)) return -1;
-    return v;
-  }
-  return -1;
+    if (in_service >= 0 && (v >> 4) <= (in_service >> 4)) return false;
+    if ((v >> 4) <= static_cast<int>((p.tpr >> 4) & 0xf)) return false;
+    result = v;
+    return false;
+  });
+  return result;
 }
 
 void Lapic::acknowledge(int cpu, int vector) {
-  cpu_[cpu].irr[vector] = false;
-  cpu_[cpu].isr[vector] = true;
+  cpu_[cpu].irr.reset(vector);
+  cpu_[cpu].isr.set(vector);
 }
 
 uint64_t Lapic::next_event(int cpu) const {
   const PerCpu& p = cpu_[cpu];
   uint64_t t = (p.lvt_timer & kMasked) ? kNever : p.deadline;
-  for (int v = 16; v < 256; ++v)
-    if (p.irr[v] && p.arrive[v] < t) t = p.arrive[v];
+  p.irr.for_each_high_to_low([&](int v) {
+    if (v >= 16 && p.arrive[v] < t) t = p.arrive[v];
+    return true;
+  });
   return t;
 }
 
@@ -103,8 +106,7 @@ bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t 
     case kTpr: p.tpr = v & 0xff; break;
     case kSvr: p.svr = v & 0x1ff; break;
     case kEoi:
-      for (int k = 255; k >= 0; --k)
-        if (p.isr[k]) { p.isr[k] = false; break; }
+      if (int k = p.isr.highest(); k >= 0) p.isr.reset(k);
       break;
     case kIcrHigh: p.icr_high = v; break;
     case kIcrLow: {

@@ -37,8 +37,30 @@ class Lapic final : public Device, public InterruptSource {
 
  private:
   static constexpr uint64_t kNever = ~uint64_t{0};
+  // 256-bit vector sets as four words, scanned with bit tricks: these are
+  // consulted at every scheduling slot, so no 256-step loops.
+  struct VecSet {
+    uint64_t w[4] = {};
+    bool test(int v) const { return (w[v >> 6] >> (v & 63)) & 1; }
+    void set(int v) { w[v >> 6] |= 1ull << (v & 63); }
+    void reset(int v) { w[v >> 6] &= ~(1ull << (v & 63)); }
+    int highest() const {
+      for (int k = 3; k >= 0; --k)
+        if (w[k]) return k * 64 + 63 - __builtin_clzll(w[k]);
+      return -1;
+    }
+    template <typename F>
+    void for_each_high_to_low(F f) const {
+      for (int k = 3; k >= 0; --k)
+        for (uint64_t m = w[k]; m;) {
+          int b = 63 - __builtin_clzll(m);
+          if (!f(k * 64 + b)) return;
+          m &= ~(1ull << b);
+        }
+    }
+  };
   struct PerCpu {
-    std::bitset<256> irr, isr;
+    VecSet irr, isr;
     std::vector<uint64_t> arrive = std::vector<uint64_t>(256, 0);  // IRR entry visible from this cycle
     uint32_t svr = 0xff, tpr = 0, icr_high = 0;
     uint32_t lvt_timer = 1u << 16;  // masked at reset
