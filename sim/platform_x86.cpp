@@ -62,10 +62,53 @@ class X86Platform final : public Platform {
   void set_trace_insns(bool on) override {
     for (auto& c : cpus_) c->set_trace_insns(on);
   }
-  void save(Writer&) const override {
-    throw InputError("checkpoints of the x86 machine are not supported yet");
+  // Field by field, like the RV64 platform.
+  void save(Writer& w) const override {
+    w.u32(static_cast<uint32_t>(cpus_.size()));
+    for (const auto& c : cpus_) {
+      const x86::State& s = c->s;
+      for (uint64_t v : s.gpr) w.u64(v);
+      for (uint64_t v : {s.rip, s.rflags, s.fs_base, s.gs_base, s.kernel_gs_base, s.idt_base, s.cycle, s.instret})
+        w.u64(v);
+      w.u32(s.idt_limit);
+      w.u32(s.cs);
+      w.u32(s.ss);
+      const x86::X86Cpu::Control k = c->control();
+      w.boolean(k.halted);
+      w.boolean(k.sti_shadow);
+      w.u64(k.traps);
+      w.u64(k.instret_at_last_trap);
+      w.i32(k.nested_traps);
+    }
+    w.vec(lapic_.snapshot());
   }
-  void restore(Reader&) override { throw InputError("checkpoints of the x86 machine are not supported yet"); }
+
+  void restore(Reader& r) override {
+    if (r.u32() != cpus_.size()) r.fail("CPU count differs");
+    for (auto& c : cpus_) {
+      x86::State& s = c->s;
+      for (uint64_t& v : s.gpr) v = r.u64();
+      for (uint64_t* v : {&s.rip, &s.rflags, &s.fs_base, &s.gs_base, &s.kernel_gs_base, &s.idt_base, &s.cycle,
+                          &s.instret})
+        *v = r.u64();
+      uint32_t limit = r.u32(), cs = r.u32(), ss = r.u32();
+      if (limit > 0xffff || cs > 0xffff || ss > 0xffff) r.fail("bad segment state");
+      if ((s.rflags & ~x86::kFlagsWritable) != x86::kFlagsFixed) r.fail("impossible rflags");
+      s.idt_limit = static_cast<uint16_t>(limit);
+      s.cs = static_cast<uint16_t>(cs);
+      s.ss = static_cast<uint16_t>(ss);
+      x86::X86Cpu::Control k;
+      k.halted = r.boolean();
+      k.sti_shadow = r.boolean();
+      k.traps = r.u64();
+      k.instret_at_last_trap = r.u64();
+      k.nested_traps = r.i32();
+      c->reset_control();
+      c->set_control(k);
+    }
+    if (!lapic_.restore(r.vec<uint64_t>())) r.fail("APIC state does not match the CPU count");
+    cache_.flush();
+  }
 
  private:
   Machine& m_;

@@ -7,7 +7,9 @@
 #include <set>
 #include <string>
 
+#include "sim/checkpoint.hpp"
 #include "sim/machine.hpp"
+#include "sim/timeline.hpp"
 
 using namespace ksim;
 
@@ -81,4 +83,39 @@ TEST_CASE("x86 kernel: preemption only in the preempt image", "[x86][kernel]") {
   REQUIRE(nopre.r.end == RunResult::End::poweroff);
   CHECK(preemptions(pre.console) > 0);
   CHECK(preemptions(nopre.console) == 0);
+}
+
+TEST_CASE("x86 machine: checkpoint, restore and step back reproduce the run exactly", "[x86][kernel][checkpoint]") {
+  MachineConfig cfg;
+  cfg.isa = Isa::x86_64;
+  cfg.cpus = 4;
+  cfg.seed = 6;
+  Machine m(cfg);
+  m.load(image(true));
+  RunLimits lim;
+  lim.cycle = 800'000;
+  REQUIRE(m.run(lim).end == RunResult::End::paused);
+  const auto ckpt = save_checkpoint(m);
+  TraceHasher h1;
+  m.events().add(&h1);
+  RunResult end1 = m.run();
+  REQUIRE(end1.end == RunResult::End::poweroff);
+
+  Machine r(read_checkpoint_header(ckpt).config);
+  restore_checkpoint(r, ckpt);
+  TraceHasher h2;
+  r.events().add(&h2);
+  RunResult end2 = r.run();
+  CHECK(end2.cycles == end1.cycles);
+  CHECK(h2.value() == h1.value());
+  CHECK(r.console() == m.console());
+
+  Machine s(cfg);
+  s.load(image(true));
+  Timeline tl(s, 10'000);
+  REQUIRE(tl.forward(54'321).end == RunResult::End::paused);
+  const auto before = save_checkpoint(s);
+  REQUIRE(tl.forward(1).end == RunResult::End::paused);
+  REQUIRE(tl.back(1));
+  CHECK(save_checkpoint(s) == before);
 }

@@ -75,6 +75,41 @@ uint64_t Lapic::next_event(int cpu) const {
   return t;
 }
 
+std::vector<uint64_t> Lapic::snapshot() const {
+  std::vector<uint64_t> w;
+  for (const PerCpu& p : cpu_) {
+    for (uint64_t x : p.irr.w) w.push_back(x);
+    for (uint64_t x : p.isr.w) w.push_back(x);
+    w.insert(w.end(), p.arrive.begin(), p.arrive.end());
+    for (uint64_t x : {uint64_t{p.svr}, uint64_t{p.tpr}, uint64_t{p.icr_high}, uint64_t{p.lvt_timer},
+                       uint64_t{p.divide}, uint64_t{p.initial}, p.deadline, p.period, p.ipi_draws, p.timer_draws})
+      w.push_back(x);
+  }
+  return w;
+}
+
+bool Lapic::restore(const std::vector<uint64_t>& w) {
+  constexpr size_t kPer = 4 + 4 + 256 + 10;
+  if (w.size() != kPer * cpu_.size()) return false;
+  size_t k = 0;
+  for (PerCpu& p : cpu_) {
+    for (uint64_t& x : p.irr.w) x = w[k++];
+    for (uint64_t& x : p.isr.w) x = w[k++];
+    for (uint64_t& x : p.arrive) x = w[k++];
+    p.svr = static_cast<uint32_t>(w[k++]);
+    p.tpr = static_cast<uint32_t>(w[k++]);
+    p.icr_high = static_cast<uint32_t>(w[k++]);
+    p.lvt_timer = static_cast<uint32_t>(w[k++]);
+    p.divide = static_cast<uint32_t>(w[k++]);
+    p.initial = static_cast<uint32_t>(w[k++]);
+    p.deadline = w[k++];
+    p.period = w[k++];
+    p.ipi_draws = w[k++];
+    p.timer_draws = w[k++];
+  }
+  return true;
+}
+
 bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {
   if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
   const PerCpu& p = cpu_[who.cpu];

@@ -35,6 +35,11 @@ class Lapic final : public Device, public InterruptSource {
   uint64_t next_event(int cpu) const override;
   uint32_t apic_id(int cpu) const override { return static_cast<uint32_t>(cpu); }
 
+  // Checkpoints: every field of every CPU's APIC as 64-bit words, in a
+  // fixed order (restore() returns false if the layout does not fit).
+  std::vector<uint64_t> snapshot() const;
+  bool restore(const std::vector<uint64_t>& words);
+
  private:
   static constexpr uint64_t kNever = ~uint64_t{0};
   // 256-bit vector sets as four words, scanned with bit tricks: these are

@@ -95,6 +95,20 @@ class X86Cpu final : public Cpu {
   std::function<void(const X86Cpu&, const Insn&)> on_insn;
   void set_trace_insns(bool on) { trace_insns_ = on; }
   bool crashed() const { return crashed_; }
+  // Checkpoints: the control state beyond `s` (idle, STI shadow, traps).
+  struct Control {
+    bool halted, sti_shadow;
+    uint64_t traps, instret_at_last_trap;
+    int32_t nested_traps;
+  };
+  Control control() const { return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_}; }
+  void set_control(const Control& c) {
+    halted_ = c.halted;
+    sti_shadow_ = c.sti_shadow;
+    traps_ = c.traps;
+    instret_at_last_trap_ = c.instret_at_last_trap;
+    nested_traps_ = c.nested_traps;
+  }
   // Forgets idling, crash and trap-loop history (for harnesses that reuse
   // one machine to run many independent snippets).
   void reset_control() {
