@@ -85,20 +85,13 @@ uint64_t X86Cpu::effective_address(const Insn& i, const Operand& o) const {
   return a;
 }
 
-bool X86Cpu::read(const Insn& i, const Operand& o, uint64_t& v) {
-  switch (o.kind) {
-    case OpKind::reg: v = reg_read(o); return true;
-    case OpKind::imm: v = static_cast<uint64_t>(o.disp); return true;
-    case OpKind::mem: return mem_read(effective_address(i, o), o.size, v);
-    default: v = 0; return true;
-  }
+bool X86Cpu::read_mem_operand(const Insn& i, const Operand& o, uint64_t& v) {
+  if (o.kind == OpKind::mem) return mem_read(effective_address(i, o), o.size, v);
+  v = 0;  // OpKind::none
+  return true;
 }
 
-bool X86Cpu::write(const Insn& i, const Operand& o, uint64_t v) {
-  if (o.kind == OpKind::reg) {
-    reg_write(o, v);
-    return true;
-  }
+bool X86Cpu::write_mem_operand(const Insn& i, const Operand& o, uint64_t v) {
   if (o.kind == OpKind::mem) return mem_write(effective_address(i, o), o.size, v);
   return true;
 }

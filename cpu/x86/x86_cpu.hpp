@@ -143,8 +143,27 @@ class X86Cpu final : public Cpu {
   }
   uint64_t effective_address(const Insn& i, const Operand& o) const;
   // Operand access; false means an exception was raised (state untouched).
-  bool read(const Insn& i, const Operand& o, uint64_t& v);
-  bool write(const Insn& i, const Operand& o, uint64_t v);
+  // Register and immediate operands are handled inline (most accesses).
+  bool read(const Insn& i, const Operand& o, uint64_t& v) {
+    if (o.kind == OpKind::reg) [[likely]] {
+      v = reg_read(o);
+      return true;
+    }
+    if (o.kind == OpKind::imm) {
+      v = static_cast<uint64_t>(o.disp);
+      return true;
+    }
+    return read_mem_operand(i, o, v);
+  }
+  bool write(const Insn& i, const Operand& o, uint64_t v) {
+    if (o.kind == OpKind::reg) [[likely]] {
+      reg_write(o, v);
+      return true;
+    }
+    return write_mem_operand(i, o, v);
+  }
+  bool read_mem_operand(const Insn& i, const Operand& o, uint64_t& v);
+  bool write_mem_operand(const Insn& i, const Operand& o, uint64_t v);
   bool mem_read(uint64_t addr, unsigned size, uint64_t& v);
   bool mem_write(uint64_t addr, unsigned size, uint64_t v);
   bool push(uint64_t v) { s.gpr[4] -= 8; if (mem_write(s.gpr[4], 8, v)) return true; s.gpr[4] += 8; return false; }
