@@ -150,3 +150,18 @@ TEST_CASE("x86 cpuid, rdtsc and the FS/GS base MSRs", "[x86]") {
   CHECK(r.cpu().s.gpr[10] == 0x1234);
   CHECK(r.cpu().s.fs_base == 0x1234);
 }
+
+TEST_CASE("x86 #GP from an access to an unmapped address pushes error code 0 below RIP", "[x86][trap]") {
+  Rig r;
+  // mov rax, [0x2000_0000] (nothing there)
+  r.code({0x48, 0x8b, 0x04, 0x25, 0x00, 0x00, 0x00, 0x20});
+  r.code(kFinish, kHandler);
+  REQUIRE(r.m.run().end == RunResult::End::poweroff);
+  REQUIRE(r.traps.size() == 1);
+  CHECK(r.traps[0].a == x86::kGP);
+  const uint64_t sp = r.cpu().s.gpr[4];
+  CHECK(sp == kStackTop - 48);
+  CHECK(r.q(sp) == 0);          // error code
+  CHECK(r.q(sp + 8) == kCode);  // RIP of the faulting instruction
+  CHECK(r.q(sp + 16) == 0x08);  // CS
+}

@@ -1,6 +1,7 @@
 #include "cpu/x86/x86_cpu.hpp"
 
 #include <limits>
+#include <span>
 
 #include "cpu/timing.hpp"
 #include "cpu/x86/semantics.hpp"
@@ -145,17 +146,16 @@ bool X86Cpu::msr_write(uint32_t msr, uint64_t v) {
 }
 
 void X86Cpu::raise(uint8_t vector, std::string text, bool has_error, uint64_t error) {
-  (void)has_error;
-  (void)error;
-  deliver(vector, s.rip, false, std::move(text));
+  deliver(vector, s.rip, false, std::move(text), has_error, error);
 }
 
 // Interrupt/exception delivery through a 64-bit IDT gate (SDM vol. 3,
-// 6.14): the CPU aligns RSP to 16, pushes SS, RSP, RFLAGS, CS, RIP (and no
-// error code in this model's subset), clears TF, NT, RF and, for an
-// interrupt gate, IF, and jumps to the gate's offset. Host trap hooks see
+// 6.14): the CPU aligns RSP to 16, pushes SS, RSP, RFLAGS, CS, RIP and, for
+// exceptions that have one, the error code; clears TF, NT, RF and, for an
+// interrupt gate, IF; and jumps to the gate's offset. Host trap hooks see
 // the trap first.
-void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text) {
+void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text, bool has_error,
+                     uint64_t error) {
   ++traps_;
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};
@@ -196,8 +196,8 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   const uint64_t target = (lo & 0xffff) | ((lo >> 32) & 0xffff0000ull) | (hi << 32);
   const uint64_t old_rsp = s.gpr[4];
   uint64_t rsp = old_rsp & ~uint64_t{15};
-  const uint64_t frame[5] = {s.ss, old_rsp, s.rflags, s.cs, return_rip};
-  for (uint64_t v : frame) {
+  const uint64_t frame[6] = {s.ss, old_rsp, s.rflags, s.cs, return_rip, error};
+  for (uint64_t v : std::span<const uint64_t>(frame, has_error ? 6 : 5)) {
     rsp -= 8;
     uint64_t off = rsp - ram_base_;
     if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)");

@@ -173,7 +173,10 @@ class X86Cpu final : public Cpu {
   // Raises an exception for the instruction at s.rip (not retired).
   void raise(uint8_t vector, std::string text = {}, bool has_error = false, uint64_t error = 0);
   // Delivers a trap whose saved RIP is `return_rip` (int3, int n, #DB).
-  void deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text = {});
+  // Exceptions that carry an error code (#DF, #TS, #NP, #SS, #GP, #PF,
+  // #AC, #CP, #VC, #SX) push it after RIP.
+  void deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text = {}, bool has_error = false,
+               uint64_t error = 0);
   void do_iretq(const Insn& i);
   void do_hlt(const Insn& i);
   void do_sti(const Insn& i);

@@ -3,12 +3,11 @@
  *
  * Interrupt delivery in ksim's x86 model: through a 64-bit interrupt gate
  * the CPU aligns RSP to 16, pushes SS, RSP, RFLAGS, CS, RIP, clears IF and
- * jumps to the gate. It pushes NO error code, for any vector (also not for
- * #GP and the other exceptions that push one on real hardware). So every
- * vector's stub pushes a 0 error-code placeholder and its vector number,
- * and every trap has the same struct trap_frame (asm/x86.h). If the model
- * ever pushes real error codes, the stubs of vectors 8, 10-14, 17, 21, 29
- * and 30 must stop pushing the placeholder.
+ * jumps to the gate; for the exceptions that have one (vectors 8, 10-14,
+ * 17, 21, 29, 30) it then pushes an error code, as hardware does. Every
+ * other vector's stub pushes a 0 placeholder instead, then every stub
+ * pushes its vector number, so all traps share one struct trap_frame
+ * (asm/x86.h).
  *
  * Traps are taken on the current stack (no IST, no stack switch: CPL 0
  * only), so a trap frame belongs to the interrupted thread: a thread
@@ -36,7 +35,9 @@ x86_vector_stubs:
   .set vec, 0
   .rept X86_NR_VECTORS
   .balign X86_STUB_SIZE, 0xcc
+  .if !((vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30))
   pushq $0                        /* error code placeholder */
+  .endif
   pushq $vec
   jmp x86_trap_common
   .set vec, vec + 1

@@ -99,7 +99,7 @@ NOKPROBE_SYMBOL(x86_thread_returned);
 
 void arch_dump_trap_frame(const struct trap_frame *tf) {
   panic_printk("trap: vector %lu: %s", tf->vector, vector_name(tf->vector));
-  panic_printk("rip %016lx rsp %016lx rflags %016lx cs %04lx ss %04lx error %lx (ksim pushes no error code)",
+  panic_printk("rip %016lx rsp %016lx rflags %016lx cs %04lx ss %04lx error %lx",
                tf->rip, tf->rsp, tf->rflags, tf->cs, tf->ss, tf->error);
   panic_printk("rax %016lx rbx %016lx rcx %016lx rdx %016lx", tf->rax, tf->rbx, tf->rcx, tf->rdx);
   panic_printk("rsi %016lx rdi %016lx rbp %016lx r8  %016lx", tf->rsi, tf->rdi, tf->rbp, tf->r8);
