@@ -27,6 +27,20 @@ inline void set_flags(X86Cpu& c, uint64_t which, uint64_t values) {
 }
 inline bool cf(const X86Cpu& c) { return c.s.rflags & kCF; }
 
+// The double-width results of MUL/IMUL/DIV/IDIV: AH:AL for byte operands
+// (AX), otherwise rDX:rAX at the operand size.
+void write_pair(X86Cpu& c, unsigned bits, uint64_t hi, uint64_t lo) {
+  if (bits == 8) {
+    c.s.gpr[0] = (c.s.gpr[0] & ~0xffffull) | ((hi & 0xff) << 8) | (lo & 0xff);
+    return;
+  }
+  Operand rax{OpKind::reg, static_cast<uint8_t>(bits / 8), 0, false, 0, 0, 0, 0, 0};
+  Operand rdx = rax;
+  rdx.reg = 2;
+  c.reg_write(rax, lo);
+  c.reg_write(rdx, hi);
+}
+
 // The 16 conditions, SDM order.
 bool condition(const X86Cpu& c, uint8_t cc) {
   const uint64_t f = c.s.rflags;
@@ -208,30 +222,22 @@ void exec_bt(X86Cpu& c, const Insn& i) {
 // BSF/BSR: a zero source sets ZF and leaves the destination unchanged (as
 // AMD documents; Intel leaves it undefined); CF OF SF AF PF undefined and
 // left unchanged here.
-void exec_bsf(X86Cpu& c, const Insn& i) {
+namespace {
+void bit_scan(X86Cpu& c, const Insn& i, bool reverse) {
   uint64_t v;
   if (!c.read(i, i.op[1], v)) return;
   v &= mask(bits_of(i.op[1]));
   if (v == 0) {
     set_flags(c, kZF, kZF);
   } else {
-    c.reg_write(i.op[0], static_cast<uint64_t>(__builtin_ctzll(v)));
+    c.reg_write(i.op[0], static_cast<uint64_t>(reverse ? 63 - __builtin_clzll(v) : __builtin_ctzll(v)));
     set_flags(c, kZF, 0);
   }
   c.retire(i);
 }
-void exec_bsr(X86Cpu& c, const Insn& i) {
-  uint64_t v;
-  if (!c.read(i, i.op[1], v)) return;
-  v &= mask(bits_of(i.op[1]));
-  if (v == 0) {
-    set_flags(c, kZF, kZF);
-  } else {
-    c.reg_write(i.op[0], static_cast<uint64_t>(63 - __builtin_clzll(v)));
-    set_flags(c, kZF, 0);
-  }
-  c.retire(i);
-}
+}  // namespace
+void exec_bsf(X86Cpu& c, const Insn& i) { bit_scan(c, i, false); }
+void exec_bsr(X86Cpu& c, const Insn& i) { bit_scan(c, i, true); }
 void exec_flagop(X86Cpu& c, const Insn& i) {
   switch (i.mnemonic) {
     case ZYDIS_MNEMONIC_CLC: c.s.rflags &= ~kCF; break;
@@ -380,15 +386,7 @@ void exec_mul(X86Cpu& c, const Insn& i) {
   unsigned __int128 p = static_cast<unsigned __int128>(a) * (b & mask(bits));
   uint64_t lo = static_cast<uint64_t>(p) & mask(bits);
   uint64_t hi = bits == 64 ? static_cast<uint64_t>(p >> 64) : static_cast<uint64_t>(p >> bits) & mask(bits);
-  if (bits == 8) {
-    c.s.gpr[0] = (c.s.gpr[0] & ~0xffffull) | (hi << 8) | lo;
-  } else {
-    Operand rax{OpKind::reg, static_cast<uint8_t>(bits / 8), 0, false, 0, 0, 0, 0, 0};
-    Operand rdx = rax;
-    rdx.reg = 2;
-    c.reg_write(rax, lo);
-    c.reg_write(rdx, hi);
-  }
+  write_pair(c, bits, hi, lo);
   uint64_t f = flags::szp(lo, bits);
   if (hi) f |= kCF | kOF;
   set_flags(c, kArith, f);
@@ -404,15 +402,7 @@ void exec_imul(X86Cpu& c, const Insn& i) {
     uint64_t lo = static_cast<uint64_t>(p) & mask(bits);
     uint64_t hi = static_cast<uint64_t>(p >> bits) & mask(bits);
     if (bits == 64) hi = static_cast<uint64_t>(p >> 64);
-    if (bits == 8) {
-      c.s.gpr[0] = (c.s.gpr[0] & ~0xffffull) | (hi << 8) | lo;
-    } else {
-      Operand rax{OpKind::reg, static_cast<uint8_t>(bits / 8), 0, false, 0, 0, 0, 0, 0};
-      Operand rdx = rax;
-      rdx.reg = 2;
-      c.reg_write(rax, lo);
-      c.reg_write(rdx, hi);
-    }
+    write_pair(c, bits, hi, lo);
     uint64_t f = flags::szp(lo, bits);
     if (static_cast<__int128>(static_cast<int64_t>(sext(lo, bits))) != p) f |= kCF | kOF;
     set_flags(c, kArith, f);
@@ -470,15 +460,7 @@ void exec_div(X86Cpu& c, const Insn& i) {
     q = static_cast<uint64_t>(qq) & mask(bits);
     r = static_cast<uint64_t>(rr) & mask(bits);
   }
-  if (bits == 8) {
-    c.s.gpr[0] = (c.s.gpr[0] & ~0xffffull) | (r << 8) | q;
-  } else {
-    Operand rax{OpKind::reg, static_cast<uint8_t>(bits / 8), 0, false, 0, 0, 0, 0, 0};
-    Operand rdx = rax;
-    rdx.reg = 2;
-    c.reg_write(rax, q);
-    c.reg_write(rdx, r);
-  }
+  write_pair(c, bits, r, q);
   c.retire(i);
 }
 
