@@ -165,3 +165,14 @@ TEST_CASE("x86 #GP from an access to an unmapped address pushes error code 0 bel
   CHECK(r.q(sp + 8) == kCode);  // RIP of the faulting instruction
   CHECK(r.q(sp + 16) == 0x08);  // CS
 }
+
+TEST_CASE("x86 HLT with only a blocked interrupt pending is a hang the machine reports, not a host loop",
+          "[x86][apic]") {
+  Rig r;
+  // The APIC is software-disabled at reset: a self-IPI stays pending but is
+  // never delivered. mov eax, 0x40040 (self, vector 0x40); mov [0xFEE00300], eax; sti; hlt
+  r.code({0xb8, 0x40, 0x00, 0x04, 0x00, 0x89, 0x04, 0x25, 0x00, 0x03, 0xe0, 0xfe, 0xfb, 0xf4});
+  RunResult res = r.m.run();
+  CHECK(res.end == RunResult::End::crash);
+  CHECK_THAT(res.reason, Catch::Contains("waiting for an interrupt"));
+}

@@ -214,6 +214,10 @@ Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip) {
   in.nops = static_cast<uint8_t>(std::min<unsigned>(z.operand_count_visible, 3));
   for (unsigned k = 0; k < in.nops; ++k)
     if (!convert(ops[k], in.op[k])) return in;  // an operand we do not model: #UD
+  // PUSH/POP with a 16-bit operand size (66 prefix) move RSP by 2; that
+  // form is outside the subset (GCC does not emit it), so it is #UD rather
+  // than silently moving RSP by 8.
+  if ((b.exec == exec_push || b.exec == exec_pop) && in.opsize == 2) return in;
   in.exec = b.exec;
   in.cycles = timing::cycles(b.timing);
   return in;

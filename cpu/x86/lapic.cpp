@@ -32,13 +32,19 @@ void Lapic::post(int cpu, int vector, uint64_t at) {
 
 void Lapic::fire_timer(int cpu, uint64_t cycle) const {
   PerCpu& p = cpu_[cpu];
-  while (p.deadline != kNever && cycle >= p.deadline) {
-    const int v = p.lvt_timer & 0xff;
-    if (!(p.lvt_timer & kMasked)) {
-      if (!p.irr.test(v)) p.arrive[v] = p.deadline;
-      p.irr.set(v);
-    }
-    p.deadline = (p.lvt_timer & kPeriodic) && p.period ? p.deadline + p.period : kNever;
+  if (p.deadline == kNever || cycle < p.deadline) return;
+  const int v = p.lvt_timer & 0xff;
+  if (!(p.lvt_timer & kMasked)) {
+    if (!p.irr.test(v)) p.arrive[v] = p.deadline;
+    p.irr.set(v);
+  }
+  // Periodic: the expiries since then collapse into one pending interrupt
+  // (an IRR bit holds one); re-arm at the next period boundary after now.
+  if ((p.lvt_timer & kPeriodic) && p.period) {
+    const uint64_t periods = (cycle - p.deadline) / p.period + 1;
+    p.deadline += periods * p.period;
+  } else {
+    p.deadline = kNever;
   }
 }
 
@@ -65,11 +71,13 @@ void Lapic::acknowledge(int cpu, int vector) {
   cpu_[cpu].isr.set(vector);
 }
 
-uint64_t Lapic::next_event(int cpu) const {
+uint64_t Lapic::next_event(int cpu, uint64_t now) const {
+  fire_timer(cpu, now);
   const PerCpu& p = cpu_[cpu];
+  if (!(p.svr & 0x100)) return kNever;  // a disabled APIC delivers nothing
   uint64_t t = (p.lvt_timer & kMasked) ? kNever : p.deadline;
   p.irr.for_each_high_to_low([&](int v) {
-    if (v >= 16 && p.arrive[v] < t) t = p.arrive[v];
+    if (v >= 16 && p.arrive[v] > now && p.arrive[v] < t) t = p.arrive[v];
     return true;
   });
   return t;
@@ -112,6 +120,7 @@ bool Lapic::restore(const std::vector<uint64_t>& w) {
 
 bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {
   if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
+  fire_timer(who.cpu, who.cycle);  // an expiry is raised whatever IF says
   const PerCpu& p = cpu_[who.cpu];
   switch (offset) {
     case kId: value = static_cast<uint64_t>(who.cpu) << 24; return true;
@@ -135,6 +144,7 @@ bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& 
 
 bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) {
   if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
+  fire_timer(who.cpu, who.cycle);
   PerCpu& p = cpu_[who.cpu];
   const uint32_t v = static_cast<uint32_t>(value);
   switch (offset) {
@@ -148,8 +158,15 @@ bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t 
       const int vector = v & 0xff;
       const unsigned shorthand = (v >> 18) & 3;
       const int dest = static_cast<int>(p.icr_high >> 24);
+      // Only fixed delivery (mode 000) is modelled: INIT, SIPI, NMI, SMI
+      // and lowest-priority requests are ignored rather than turned into
+      // stray vectors (all CPUs start at the ELF entry anyway).
+      if (((v >> 8) & 7) != 0) break;
       for (int c = 0; c < static_cast<int>(cpu_.size()); ++c) {
-        const bool hit = shorthand == 0 ? c == dest : shorthand == 1 ? c == who.cpu : shorthand == 2 ? true : c != who.cpu;
+        const bool hit = shorthand == 0   ? (c == dest || dest == 0xff)  // 0xff: broadcast
+                         : shorthand == 1 ? c == who.cpu
+                         : shorthand == 2 ? true
+                                          : c != who.cpu;
         if (!hit) continue;
         uint64_t at = who.cycle;
         if (c != who.cpu) {

@@ -32,7 +32,7 @@ class Lapic final : public Device, public InterruptSource {
 
   int pending(int cpu, uint64_t cycle) const override;
   void acknowledge(int cpu, int vector) override;
-  uint64_t next_event(int cpu) const override;
+  uint64_t next_event(int cpu, uint64_t now) const override;
   uint32_t apic_id(int cpu) const override { return static_cast<uint32_t>(cpu); }
 
   // Checkpoints: every field of every CPU's APIC as 64-bit words, in a

@@ -157,6 +157,7 @@ void X86Cpu::raise(uint8_t vector, std::string text, bool has_error, uint64_t er
 void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text, bool has_error,
                      uint64_t error) {
   ++traps_;
+  halted_ = false;  // delivering an event ends HLT (SDM HLT)
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};
   if (hooks_ && !hooks_->empty()) {
@@ -246,7 +247,7 @@ uint64_t X86Cpu::wake_cycle() const {
   // HLT wakes on any interrupt the APIC delivers (even with IF=0 the CPU
   // leaves HLT only when IF=1 lets it take one; with IF=0 only NMI could).
   if (!(s.rflags & kIF)) return kNever;
-  uint64_t t = irq_.pending(id_, s.cycle) >= 0 ? s.cycle : irq_.next_event(id_);
+  uint64_t t = irq_.pending(id_, s.cycle) >= 0 ? s.cycle : irq_.next_event(id_, s.cycle);
   return t == kNever ? kNever : std::max(s.cycle, t);
 }
 
@@ -291,7 +292,7 @@ bool X86Cpu::prepare(uint64_t until) {
   check_interrupts();
   if (stop_requested_ || halted_ || s.cycle >= until) return false;
   stop_ = until;
-  const uint64_t e = irq_.next_event(id_);
+  const uint64_t e = irq_.next_event(id_, s.cycle);
   if (e > s.cycle && e < stop_) stop_ = e;
   return true;
 }
@@ -312,7 +313,7 @@ void X86Cpu::loop(uint64_t budget) {
     }
     const Insn& in = fetch(s.rip);
     if (!in.exec) {  // fetch outside RAM
-      raise(kGP, "instruction fetch from unmapped address");
+      raise(kGP, "instruction fetch from unmapped address", true, 0);
       if (budget && --budget == 0) break;
       continue;
     }

@@ -51,8 +51,11 @@ class InterruptSource {
   virtual int pending(int cpu, uint64_t cycle) const = 0;
   // The CPU takes `vector` (moves it to in-service).
   virtual void acknowledge(int cpu, int vector) = 0;
-  // First future cycle at which something becomes pending (UINT64_MAX: none).
-  virtual uint64_t next_event(int cpu) const = 0;
+  // First cycle after `now` at which something may become pending (a timer
+  // expiry, an IPI arriving); UINT64_MAX if none. Vectors that have arrived
+  // but are blocked (priority, disabled APIC) do not count: only the CPU
+  // itself can unblock them.
+  virtual uint64_t next_event(int cpu, uint64_t now) const = 0;
   virtual uint32_t apic_id(int cpu) const = 0;
 };
 
