@@ -170,8 +170,9 @@ TEST_CASE("x86 HLT with only a blocked interrupt pending is a hang the machine r
           "[x86][apic]") {
   Rig r;
   // The APIC is software-disabled at reset: a self-IPI stays pending but is
-  // never delivered. mov eax, 0x40040 (self, vector 0x40); mov [0xFEE00300], eax; sti; hlt
-  r.code({0xb8, 0x40, 0x00, 0x04, 0x00, 0x89, 0x04, 0x25, 0x00, 0x03, 0xe0, 0xfe, 0xfb, 0xf4});
+  // never delivered. mov eax, 0x40040 (self, vector 0x40); mov ecx, 0xFEE00300;
+  // mov [rcx], eax; sti; hlt
+  r.code({0xb8, 0x40, 0x00, 0x04, 0x00, 0xb9, 0x00, 0x03, 0xe0, 0xfe, 0x89, 0x01, 0xfb, 0xf4});
   RunResult res = r.m.run();
   CHECK(res.end == RunResult::End::crash);
   CHECK_THAT(res.reason, Catch::Contains("waiting for an interrupt"));
