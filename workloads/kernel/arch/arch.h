@@ -118,6 +118,13 @@ void arch_dump_trap_frame(const struct trap_frame *tf);
  * only while they lie inside [stack_lo, stack_hi). */
 void arch_dump_backtrace(uintptr_t stack_lo, uintptr_t stack_hi);
 
+#ifdef CONFIG_TEST_FAULT
+/* Test builds only: fault on purpose to exercise the panic path.
+ * kind 1: a load from an address with nothing behind it; 3: a system call
+ * instruction; 4: a breakpoint; 5: an illegal instruction. */
+void arch_test_fault(int kind);
+#endif
+
 /* ---- Called by the arch, implemented by portable code (kernel/irq.c) --------
  * The arch's trap code calls, with interrupts disabled:
  *   irq_enter(); timer_interrupt() or ipi_interrupt(); irq_exit();

@@ -251,17 +251,15 @@ static long counter_step(unsigned i) { return (long)(i % 7) + 1; }
 #ifdef CONFIG_TEST_FAULT
 /* Manual test of the panic paths (never in the shipped images): build with
  * -DCONFIG_TEST_FAULT=k and the last worker of the last CPU does at its
- * iteration 3: 1 a load from an unmapped address, 2 panic(), 3 an ecall,
- * 4 an ebreak, 5 an illegal instruction, 6 a failed KCHECK_EQ. */
+ * iteration 3: 1 a load from an unmapped address, 2 panic(), 3 a system
+ * call instruction, 4 a breakpoint, 5 an illegal instruction (1, 3-5 via
+ * arch_test_fault()), 6 a failed KCHECK_EQ. */
 static void test_fault(struct worker *w, unsigned i) {
   if (w->cpu != nr_cpus - 1 || w->idx != CONFIG_THREADS_PER_CPU - 1 || i != 3) return;
   switch (CONFIG_TEST_FAULT) {
-    case 1: (void)*(volatile unsigned long *)0x40000000UL; break;
     case 2: panic("test panic from %s", "worker"); break;
-    case 3: __asm__ __volatile__("ecall"); break;
-    case 4: __asm__ __volatile__("ebreak"); break;
-    case 5: __asm__ __volatile__(".word 0"); break;
     case 6: KCHECK_EQ(i, 4); break;
+    default: arch_test_fault(CONFIG_TEST_FAULT); break;  /* the ISA-specific faults */
   }
 }
 #else

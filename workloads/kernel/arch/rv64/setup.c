@@ -134,3 +134,14 @@ void arch_halt(void) {
   for (;;) __asm__ __volatile__("wfi");
 }
 NOKPROBE_SYMBOL(arch_halt);
+
+#ifdef CONFIG_TEST_FAULT
+void arch_test_fault(int kind) {
+  switch (kind) {
+    case 1: (void)*(volatile unsigned long *)0x40000000UL; break; /* no device there */
+    case 3: __asm__ __volatile__("ecall"); break;
+    case 4: __asm__ __volatile__("ebreak"); break;
+    case 5: __asm__ __volatile__(".word 0"); break;
+  }
+}
+#endif

@@ -149,3 +149,14 @@ void arch_halt(void) {
   for (;;) __asm__ __volatile__("cli\n\thlt" ::: "memory");
 }
 NOKPROBE_SYMBOL(arch_halt);
+
+#ifdef CONFIG_TEST_FAULT
+void arch_test_fault(int kind) {
+  switch (kind) {
+    case 1: (void)*(volatile unsigned long *)0x20000000UL; break; /* below RAM: #GP */
+    case 3: __asm__ __volatile__("int $0x80"); break;
+    case 4: __asm__ __volatile__("int3"); break;
+    case 5: __asm__ __volatile__("ud2"); break;
+  }
+}
+#endif
