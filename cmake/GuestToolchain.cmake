@@ -15,6 +15,7 @@
 #   ${CMAKE_BINARY_DIR}/workloads/rv64/guests_expect.txt
 #       "<name> <expected exit status> <path>" per line
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/GuestCommon.cmake)
 
 find_program(KSIM_RISCV_GCC
   NAMES riscv64-unknown-elf-gcc riscv64-linux-gnu-gcc
@@ -83,26 +84,7 @@ endif()
 #     [NO_RUNTIME]               do not add crt0.S and libguest.c
 #     [EXPECT_STATUS n])         exit status the guest should end with (default 0)
 function(ksim_add_rv64_guest NAME)
-  cmake_parse_arguments(PARSE_ARGV 1 G "NO_RUNTIME" "LINKER_SCRIPT;EXPECT_STATUS" "SOURCES;CFLAGS;LDFLAGS")
-  if(G_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "ksim_add_rv64_guest(${NAME}): unknown arguments ${G_UNPARSED_ARGUMENTS}")
-  endif()
-  if(NOT G_SOURCES)
-    message(FATAL_ERROR "ksim_add_rv64_guest(${NAME}): no SOURCES")
-  endif()
-  if(NOT G_LINKER_SCRIPT)
-    set(G_LINKER_SCRIPT "${KSIM_RV64_COMMON_DIR}/link.ld")
-  endif()
-  get_filename_component(G_LINKER_SCRIPT "${G_LINKER_SCRIPT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-  if(NOT DEFINED G_EXPECT_STATUS)
-    set(G_EXPECT_STATUS 0)
-  endif()
-
-  set(srcs "")
-  foreach(s IN LISTS G_SOURCES)
-    get_filename_component(s "${s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    list(APPEND srcs "${s}")
-  endforeach()
+  ksim_guest_parse_args(ksim_add_rv64_guest "${KSIM_RV64_COMMON_DIR}/link.ld")
   if(NOT G_NO_RUNTIME)
     list(APPEND srcs "${KSIM_RV64_COMMON_DIR}/crt0.S" "${KSIM_RV64_COMMON_DIR}/libguest.c")
   endif()
@@ -112,25 +94,13 @@ function(ksim_add_rv64_guest NAME)
   file(GLOB common_headers CONFIGURE_DEPENDS "${KSIM_RV64_COMMON_DIR}/*.h")
   set(objdir "${KSIM_RV64_GUEST_DIR}/obj/${NAME}")
   set(elf "${KSIM_RV64_GUEST_DIR}/${NAME}.elf")
-  set(objs "")
-  foreach(src IN LISTS srcs)
-    get_filename_component(base "${src}" NAME)
-    set(obj "${objdir}/${base}.o")
-    list(APPEND objs "${obj}")
-    add_custom_command(
-      OUTPUT "${obj}"
-      COMMAND ${CMAKE_COMMAND} -E make_directory "${objdir}"
-      COMMAND "${KSIM_RISCV_GCC}" ${KSIM_RV64_CFLAGS}
-              -Wa,-march=rv64imac_zicsr_zifencei
-              -I "${KSIM_RV64_COMMON_DIR}" -I "${CMAKE_CURRENT_SOURCE_DIR}"
-              "-fmacro-prefix-map=${KSIM_RV64_SOURCE_ROOT}/="
-              ${G_CFLAGS}
-              -MD -MF "${obj}.d" -c "${src}" -o "${obj}"
-      DEPENDS "${src}" ${common_headers}
-      DEPFILE "${obj}.d"
-      COMMENT "RV64 guest ${NAME}: ${base}"
-      VERBATIM COMMAND_EXPAND_LISTS)
-  endforeach()
+  ksim_guest_objects(objs ${NAME} "RV64 guest" "${objdir}"
+    COMPILER "${KSIM_RISCV_GCC}"
+    SOURCES ${srcs}
+    DEPENDS ${common_headers}
+    FLAGS ${KSIM_RV64_CFLAGS} -Wa,-march=rv64imac_zicsr_zifencei
+          -I "${KSIM_RV64_COMMON_DIR}" -I "${CMAKE_CURRENT_SOURCE_DIR}"
+          "-fmacro-prefix-map=${KSIM_RV64_SOURCE_ROOT}/=" ${G_CFLAGS})
 
   add_custom_command(
     OUTPUT "${elf}"

@@ -46,6 +46,7 @@
 # ELF64, EM_X86_64, ET_EXEC, and no SSE/AVX/x87/MMX instruction anywhere in
 # objdump -d. A failed check deletes the ELF and fails the build.
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/GuestCommon.cmake)
 
 option(KSIM_X86_GUESTS "Build the x86-64 guest programs (needs a gcc targeting x86-64)" ON)
 
@@ -140,26 +141,7 @@ function(ksim_add_x86_guest NAME)
   if(NOT KSIM_X86_GUESTS)
     return()
   endif()
-  cmake_parse_arguments(PARSE_ARGV 1 G "NO_RUNTIME" "LINKER_SCRIPT;EXPECT_STATUS" "SOURCES;CFLAGS;LDFLAGS")
-  if(G_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "ksim_add_x86_guest(${NAME}): unknown arguments ${G_UNPARSED_ARGUMENTS}")
-  endif()
-  if(NOT G_SOURCES)
-    message(FATAL_ERROR "ksim_add_x86_guest(${NAME}): no SOURCES")
-  endif()
-  if(NOT G_LINKER_SCRIPT)
-    set(G_LINKER_SCRIPT "${KSIM_X86_COMMON_DIR}/link.ld")
-  endif()
-  get_filename_component(G_LINKER_SCRIPT "${G_LINKER_SCRIPT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-  if(NOT DEFINED G_EXPECT_STATUS)
-    set(G_EXPECT_STATUS 0)
-  endif()
-
-  set(srcs "")
-  foreach(s IN LISTS G_SOURCES)
-    get_filename_component(s "${s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    list(APPEND srcs "${s}")
-  endforeach()
+  ksim_guest_parse_args(ksim_add_x86_guest "${KSIM_X86_COMMON_DIR}/link.ld")
   if(NOT G_NO_RUNTIME)
     list(APPEND srcs
       "${KSIM_X86_COMMON_DIR}/crt0.S"
@@ -178,25 +160,13 @@ function(ksim_add_x86_guest NAME)
   list(APPEND common_deps "${_ksim_x86_memmap}")
   set(objdir "${KSIM_X86_GUEST_DIR}/obj/${NAME}")
   set(elf "${KSIM_X86_GUEST_DIR}/${NAME}.elf")
-  set(objs "")
-  foreach(src IN LISTS srcs)
-    get_filename_component(base "${src}" NAME)
-    set(obj "${objdir}/${base}.o")
-    list(APPEND objs "${obj}")
-    add_custom_command(
-      OUTPUT "${obj}"
-      COMMAND ${CMAKE_COMMAND} -E make_directory "${objdir}"
-      COMMAND "${KSIM_X86_GCC}" ${KSIM_X86_CFLAGS} -O2
-              -I "${KSIM_X86_COMMON_DIR}" -I "${KSIM_X86_RV64_COMMON_DIR}"
-              -I "${CMAKE_CURRENT_SOURCE_DIR}"
-              "-fmacro-prefix-map=${KSIM_X86_SOURCE_ROOT}/="
-              ${G_CFLAGS}
-              -MD -MF "${obj}.d" -c "${src}" -o "${obj}"
-      DEPENDS "${src}" ${common_deps}
-      DEPFILE "${obj}.d"
-      COMMENT "x86 guest ${NAME}: ${base}"
-      VERBATIM COMMAND_EXPAND_LISTS)
-  endforeach()
+  ksim_guest_objects(objs ${NAME} "x86 guest" "${objdir}"
+    COMPILER "${KSIM_X86_GCC}"
+    SOURCES ${srcs}
+    DEPENDS ${common_deps}
+    FLAGS ${KSIM_X86_CFLAGS} -O2
+          -I "${KSIM_X86_COMMON_DIR}" -I "${KSIM_X86_RV64_COMMON_DIR}" -I "${CMAKE_CURRENT_SOURCE_DIR}"
+          "-fmacro-prefix-map=${KSIM_X86_SOURCE_ROOT}/=" ${G_CFLAGS})
 
   add_custom_command(
     OUTPUT "${elf}"
