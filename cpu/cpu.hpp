@@ -21,6 +21,9 @@ class Cpu {
   virtual void set_gpr(int i, uint64_t v) = 0;
   virtual std::string gpr_name(int i) const = 0;
   virtual uint64_t cycle() const = 0;
+  // Charges the CPU cycles spent outside its instruction stream (work a
+  // host component such as the kprobes engine does on its behalf).
+  virtual void add_cycles(uint64_t n) = 0;
   virtual uint64_t instret() const = 0;
   // Runs until the CPU's cycle count reaches `until` or the run is asked to
   // stop; returns early when the CPU is idle (waiting for an interrupt).

@@ -80,6 +80,58 @@ inline constexpr uint64_t kStallMax = 40;
 inline constexpr uint64_t kTimerJitterMax = 50;
 inline constexpr uint64_t kIpiJitterMax = 30;
 
+// --- The kprobes engine (kprobes/) ----------------------------------------
+// The engine is host code, but a probe hit must cost the probed CPU what
+// Linux's probe path would cost it, so that probes perturb timing the way
+// they do on hardware and races between CPUs stay realistic. Each constant
+// is the guest cost of one step of Linux's x86-64 path, estimated by
+// counting the instructions of that step in the kernel source at the
+// model's rates above (about one cycle per instruction plus the loads),
+// not measured on a chip. They are charged on top of kTrapEntryCycles for
+// every breakpoint trap, including the engine's own parking traps.
+// Cross-check: with a one-handler kprobe these sum to roughly 300 cycles
+// per hit, the same order as the 0.5-1 us per kprobe hit of the Linux
+// documentation's table on 1-3 GHz machines (well under it, since that
+// figure includes cache misses this model does not have).
+//
+// Trap entry to the probe handler: saving pt_regs (about 20 stores) and the
+// exception dispatch (do_int3 / notifier chain).
+inline constexpr uint64_t kKprobeTrapCycles = 40;
+// get_kprobe(): hash the address, walk a short hlist.
+inline constexpr uint64_t kKprobeLookupCycles = 15;
+// Calling one user handler and returning (indirect call, prologue and
+// epilogue, the aggregate loop's bookkeeping). The handler body is host
+// code; built-in actions add their own costs below.
+inline constexpr uint64_t kKprobeHandlerCycles = 10;
+// Setting up the out-of-line step: PC to the slot, flags, IRQ masking.
+inline constexpr uint64_t kKprobeStepSetupCycles = 10;
+// Emulating a control-flow or flag instruction instead of stepping it.
+inline constexpr uint64_t kKprobeEmulateCycles = 15;
+// The second trap's handling after a step: identify the step end, fix up.
+inline constexpr uint64_t kKprobeStepEndCycles = 25;
+// Returning to the guest: restore pt_regs and the flags, iret.
+inline constexpr uint64_t kKprobeResumeCycles = 30;
+// Kretprobe entry: take an instance from the free list, save the return
+// address, plant the trampoline, add to the task's list.
+inline constexpr uint64_t kKretprobeEntryCycles = 30;
+// Kretprobe return: trampoline register save, find the task's instance,
+// recycle it, restore.
+inline constexpr uint64_t kKretprobeReturnCycles = 60;
+// Jprobe: save the registers and MIN_STACK_SIZE (64) bytes of stack, and
+// restore both at jprobe_return (a 64-byte memcpy plus 20 registers each).
+inline constexpr uint64_t kJprobeSaveCycles = 45;
+inline constexpr uint64_t kJprobeRestoreCycles = 45;
+// Built-in handler actions: one fetch argument (a register or memory read
+// and the ring-buffer store), and the fixed cost of recording an event.
+inline constexpr uint64_t kFetchArgCycles = 8;
+inline constexpr uint64_t kRecordEventCycles = 40;
+// Registration work charged to the calling CPU: decoding and copying the
+// instruction, allocating a slot, the hash insert (register), and writing
+// the breakpoint or the original bytes back (text_poke plus the sync_core
+// IPI round; stop_machine-based patching is modelled by a later issue).
+inline constexpr uint64_t kKprobeRegisterCycles = 2000;
+inline constexpr uint64_t kTextPokeCycles = 800;
+
 constexpr uint8_t cycles(Class c) { return kClassCycles[static_cast<int>(c)]; }
 
 }  // namespace ksim::timing

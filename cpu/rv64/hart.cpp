@@ -247,7 +247,9 @@ void Hart::take_trap(const TrapInfo& t) {
     }
   }
 
-  s.mepc = t.pc & ~uint64_t{1};
+  // A hook that passes the trap on may have moved the PC (the kprobes
+  // engine reports a fault in an out-of-line step at the probed address).
+  s.mepc = s.pc & ~uint64_t{1};
   s.mcause = t.cause | (t.interrupt ? (uint64_t{1} << 63) : 0);
   s.mtval = t.tval;
   uint64_t st = s.mstatus;

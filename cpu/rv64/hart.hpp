@@ -63,6 +63,7 @@ class Hart final : public Cpu {
   void set_gpr(int i, uint64_t v) override { if (i > 0 && i < 32) s.x[i] = v; }
   std::string gpr_name(int i) const override;
   uint64_t cycle() const override { return s.cycle; }
+  void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
   void run(uint64_t until) override;
   // Runs at most `steps` steps (an instruction executed, or a trap taken),

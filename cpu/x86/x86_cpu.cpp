@@ -171,6 +171,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
       return;
     }
   }
+  // A hook that passes the trap on may have moved RIP (the kprobes engine
+  // reports a fault in an out-of-line step at the probed address).
+  if (s.rip != t.pc) return_rip = s.rip;
   if (on_trap) on_trap(*this, TrapRecord{t, true, text});
   if (!interrupt) {
     nested_traps_ = s.instret == instret_at_last_trap_ ? nested_traps_ + 1 : 0;

@@ -76,6 +76,7 @@ class X86Cpu final : public Cpu {
   void set_gpr(int i, uint64_t v) override { if (i >= 0 && i < 16) s.gpr[i] = v; }
   std::string gpr_name(int i) const override;
   uint64_t cycle() const override { return s.cycle; }
+  void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
   void run(uint64_t until) override;
   uint64_t step(uint64_t until, uint64_t steps) override;

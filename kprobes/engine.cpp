@@ -1,0 +1,404 @@
+// Engine construction, the guest layout, and registration (Linux's
+// register_kprobe / unregister_kprobe / enable / disable / arm / disarm).
+#include "kprobes/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/timing.hpp"
+#include "sim/elf/symbols.hpp"
+
+namespace ksim::kprobes {
+
+namespace {
+// Slot-area layout: the first cells are the engine's own breakpoints.
+constexpr uint64_t kParkingOffset = 0;      // where CPUs park between phases
+constexpr uint64_t kTrampolineOffset = 16;  // kretprobe trampoline fallback
+constexpr uint64_t kReservedBytes = 64;
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+}  // namespace
+
+bool ProbePoint::all_disabled() const {
+  return std::all_of(probes.begin(), probes.end(), [](const auto& r) { return r->disabled; });
+}
+
+const char* status_name(KStatus s) {
+  switch (s) {
+    case KStatus::idle: return "IDLE";
+    case KStatus::hit_active: return "KPROBE_HIT_ACTIVE";
+    case KStatus::hit_ss: return "KPROBE_HIT_SS";
+    case KStatus::reenter: return "KPROBE_REENTER";
+    case KStatus::hit_ssdone: return "KPROBE_HIT_SSDONE";
+  }
+  return "?";
+}
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::none: return "none";
+    case Phase::lookup: return "lookup";
+    case Phase::pre: return "pre";
+    case Phase::post: return "post";
+    case Phase::ret: return "ret";
+    case Phase::jret: return "jret";
+  }
+  return "?";
+}
+
+Engine::Engine(Machine& m, StepMode mode)
+    : m_(m), bus_(m.bus()), arch_(make_arch(m.config().isa)), mode_(mode) {
+  cpus_.resize(static_cast<size_t>(m.cpu_count()));
+  layout_ = find_layout();
+  if (layout_.slots_end > layout_.slots_begin + kReservedBytes)
+    slots_.init(layout_.slots_begin + kReservedBytes, layout_.slots_end, arch_->slot_size());
+  // At the head of the chain: breakpoints are ours before the guest's.
+  hook_id_ = m.trap_hooks().add(-1000, [this](Cpu& c, const TrapInfo& t) { return on_trap(c, t); });
+}
+
+Engine::~Engine() {
+  m_.trap_hooks().remove(hook_id_);
+  for (auto& [addr, p] : table_) {
+    disarm(*p);
+    for (auto& r : p->probes)
+      if (r->user) r->user->rec = nullptr;
+  }
+}
+
+GuestLayout Engine::find_layout() const {
+  GuestLayout g;
+  const SymbolTable& syms = m_.symbols();
+  auto addr_of = [&](const char* n) -> uint64_t {
+    const Symbol* s = syms.find(n);
+    return s ? s->addr : 0;
+  };
+  g.slots_begin = addr_of("__kprobe_slots_start");
+  g.slots_end = addr_of("__kprobe_slots_end");
+  if (g.slots_end <= g.slots_begin) g.slots_begin = g.slots_end = 0;
+  if (g.slots_begin) {
+    g.parking = g.slots_begin + kParkingOffset;
+    g.trampoline = g.slots_begin + kTrampolineOffset;
+  }
+  if (const Symbol* t = syms.find("kretprobe_trampoline")) g.trampoline = t->addr;
+  if (const Symbol* j = syms.find("jprobe_return")) {
+    g.jprobe_return = j->addr;
+    g.jprobe_return_end = j->addr + std::max<uint64_t>(j->size, 1);
+  }
+  // NOKPROBE_SYMBOL entries: function start addresses, widened to the
+  // whole function as Linux does; plus .kprobes.text and the slot area.
+  uint64_t bl_begin = addr_of("__start__kprobe_blacklist"), bl_end = addr_of("__stop__kprobe_blacklist");
+  for (uint64_t a = bl_begin; a && a + 8 <= bl_end; a += 8) {
+    uint64_t fn = 0;
+    if (!bus_.read_bytes(a, &fn, 8)) break;
+    const Symbol* s = syms.containing(fn);
+    uint64_t end = s && s->addr == fn && s->size ? fn + s->size : fn + 1;
+    g.blacklist.push_back({fn, end});
+  }
+  uint64_t kt_begin = addr_of("__kprobes_text_start"), kt_end = addr_of("__kprobes_text_end");
+  if (kt_end > kt_begin) g.blacklist.push_back({kt_begin, kt_end});
+  if (g.slots_begin) g.blacklist.push_back({g.slots_begin, g.slots_end});
+  // ksim_kernel_abi: magic, percpu_areas, sizeof(percpu), offsetof curr,
+  // offsetof name, offsetof tid, name length, reserved.
+  if (const Symbol* abi = syms.find("ksim_kernel_abi")) {
+    uint64_t v[8] = {};
+    if (bus_.read_bytes(abi->addr, v, sizeof v) && v[0] == 0x314942414d49534bull) {
+      g.has_abi = true;
+      g.percpu_areas = v[1];
+      g.percpu_size = v[2];
+      g.off_curr = v[3];
+      g.off_name = v[4];
+      g.off_tid = v[5];
+      g.name_len = std::min<uint64_t>(v[6], 64);
+    }
+  }
+  return g;
+}
+
+Engine::Task Engine::current_task(int cpu) const {
+  Task t{"cpu" + std::to_string(cpu), 0, 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu)};
+  if (!layout_.has_abi) return t;
+  uint64_t curr = 0;
+  if (!bus_.read_bytes(layout_.percpu_areas + static_cast<uint64_t>(cpu) * layout_.percpu_size + layout_.off_curr,
+                       &curr, 8) ||
+      curr == 0)
+    return t;
+  char name[65] = {};
+  uint32_t tid = 0;
+  if (!bus_.read_bytes(curr + layout_.off_name, name, layout_.name_len) ||
+      !bus_.read_bytes(curr + layout_.off_tid, &tid, 4))
+    return t;
+  name[layout_.name_len] = 0;
+  t.comm = name;
+  t.tid = tid;
+  t.key = curr;
+  return t;
+}
+
+// --- Errors and costs ---------------------------------------------------------
+
+int Engine::fail(int err, std::string why) {
+  error_ = std::string(errno_name(err)) + ": " + std::move(why);
+  return -err;
+}
+
+void Engine::charge_caller(uint64_t cycles) {
+  if (caller_cpu_ >= 0 && caller_cpu_ < m_.cpu_count()) m_.cpu(caller_cpu_).add_cycles(cycles);
+}
+
+void Engine::emit(int cpu, uint64_t cycle, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
+  m_.events().emit(Event{cycle, cpu, EventKind::probe, addr, b, c, what});
+}
+
+// --- Text: arming and disarming ------------------------------------------------
+
+bool Engine::read_original(uint64_t addr, uint8_t* out, size_t len) const {
+  if (!bus_.read_bytes(addr, out, len)) return false;
+  // Undo every armed breakpoint that overlaps [addr, addr+len).
+  for (const auto& [a, p] : table_) {
+    if (!p->armed) continue;
+    for (unsigned i = 0; i < p->insn.bp_len; ++i) {
+      uint64_t b = a + i;
+      if (b >= addr && b < addr + len) out[b - addr] = p->insn.orig[i];
+    }
+  }
+  return true;
+}
+
+void Engine::arm(ProbePoint& p) {
+  if (p.armed) return;
+  bus_.write_bytes(p.addr, p.insn.bp, p.insn.bp_len);
+  p.armed = true;
+  charge_caller(timing::kTextPokeCycles);
+  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), p.addr, "arm");
+}
+
+void Engine::disarm(ProbePoint& p) {
+  if (!p.armed) return;
+  bus_.write_bytes(p.addr, p.insn.orig, p.insn.bp_len);
+  p.armed = false;
+  charge_caller(timing::kTextPokeCycles);
+  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), p.addr, "disarm");
+}
+
+// A point is armed when the engine is enabled and any of its probes is.
+void Engine::update_arming(ProbePoint& p) {
+  if (enabled_ && !p.all_disabled())
+    arm(p);
+  else
+    disarm(p);
+}
+
+void Engine::set_enabled(bool on) {
+  if (enabled_ == on) return;
+  enabled_ = on;
+  // Address order, so the events and the cycles charged are deterministic.
+  std::vector<uint64_t> addrs;
+  for (auto& [a, p] : table_) addrs.push_back(a);
+  std::sort(addrs.begin(), addrs.end());
+  for (uint64_t a : addrs) update_arming(*table_[a]);
+}
+
+const ProbePoint* Engine::point_at(uint64_t addr) const {
+  auto it = table_.find(addr);
+  return it == table_.end() ? nullptr : it->second.get();
+}
+
+// --- Registration ----------------------------------------------------------------
+
+int Engine::resolve(Kprobe& kp, uint64_t& addr, const Symbol*& func) {
+  const SymbolTable& syms = m_.symbols();
+  bool has_sym = !kp.symbol_name.empty();
+  if (has_sym == (kp.addr != 0))
+    return fail(kEINVAL, has_sym ? "give a symbol or an address, not both"
+                                 : "no probe location: give a symbol or an address");
+  if (has_sym) {
+    const Symbol* s = syms.find(kp.symbol_name);
+    if (!s) return fail(kENOENT, "unknown symbol '" + kp.symbol_name + "'");
+    addr = s->addr + kp.offset;
+    if (s->size && kp.offset >= s->size)
+      return fail(kEINVAL, kp.symbol_name + "+" + hex(kp.offset) + " is past the end of " + kp.symbol_name + " (size " +
+                               hex(s->size) + ")");
+  } else {
+    addr = kp.addr + kp.offset;
+  }
+  func = syms.containing(addr);
+  if (!func || func->kind != Symbol::Kind::function)
+    return fail(kEINVAL, hex(addr) + " is not in kernel text (no function contains it)");
+  return 0;
+}
+
+int Engine::check_safe(uint64_t addr, const Symbol* func) {
+  if (!layout_.slots_begin || !slots_.ready())
+    return fail(kENOENT, "the guest image has no kprobe slot area (__kprobe_slots_start/__kprobe_slots_end)");
+  for (auto [b, e] : layout_.blacklist) {
+    if (addr >= b && addr < e) {
+      const Symbol* s = m_.symbols().containing(b);
+      return fail(kEINVAL, m_.symbols().format(addr) + " is blacklisted" +
+                               (s ? " (" + s->name + " is NOKPROBE / .kprobes.text)" : ""));
+    }
+  }
+  (void)func;
+  return 0;
+}
+
+int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
+  error_.clear();
+  if (kp.rec) return fail(kEEXIST, "this probe object is already registered");
+  uint64_t addr = 0;
+  const Symbol* func = nullptr;
+  if (int e = resolve(kp, addr, func)) return e;
+  if (int e = check_safe(addr, func)) return e;
+  if (rec->type == ProbeRec::Type::r) {
+    // Function entry only (x86: or just after an endbr64 at the entry).
+    bool entry = addr == func->addr;
+    if (!entry && addr == func->addr + 4 && arch_->isa() == Isa::x86_64) {
+      uint8_t b[4];
+      entry = read_original(func->addr, b, 4) && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa;
+    }
+    if (!entry) return fail(kEINVAL, "a kretprobe must be at a function entry, not " + m_.symbols().format(addr));
+  }
+  charge_caller(timing::kKprobeRegisterCycles);
+  std::shared_ptr<ProbePoint> point;
+  if (auto it = table_.find(addr); it != table_.end()) {
+    point = it->second;  // an aggregate: share the breakpoint and the slot
+  } else {
+    point = std::make_shared<ProbePoint>();
+    point->addr = addr;
+    std::string why;
+    TextReader reader = [this](uint64_t a, uint8_t* out, size_t n) { return read_original(a, out, n); };
+    if (int e = arch_->analyse(reader, addr, func, mode_, point->insn, why); e < 0)
+      return fail(-e, m_.symbols().format(addr) + ": " + why);
+    if (point->insn.kind == ProbeInsn::Kind::step) {
+      uint64_t slot = slots_.alloc(cpus_);
+      if (!slot) return fail(kENOMEM, "no free instruction slot (" + std::to_string(slots_.capacity()) + " in use or waiting)");
+      if (int e = arch_->build_slot(point->insn, slot, mode_, why); e < 0) {
+        slots_.free(slot, cpus_);
+        return fail(-e, m_.symbols().format(addr) + ": " + why);
+      }
+      // The slot: the copy, then breakpoints to the end of the cell so a
+      // step that runs past the copy traps at once.
+      std::vector<uint8_t> cell(arch_->slot_size());
+      uint8_t bp[4];
+      unsigned bpn = arch_->breakpoint_bytes(bp);
+      for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % bpn];
+      std::memcpy(cell.data(), point->insn.slot_bytes, point->insn.slot_len);
+      bus_.write_bytes(slot, cell.data(), cell.size());
+      point->slot = slot;
+    }
+    table_[addr] = point;
+  }
+  rec->id = next_id_++;
+  rec->user = &kp;
+  rec->disabled = (kp.flags & kFlagDisabled) != 0;
+  rec->point = point;
+  kp.nmissed = 0;
+  kp.hits = 0;
+  kp.rec = rec.get();
+  point->probes.push_back(std::move(rec));
+  update_arming(*point);
+  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), addr, "register", point->probes.back()->id);
+  return 0;
+}
+
+void Engine::remove_probe(ProbeRec& rec) {
+  auto point = rec.point;
+  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), point->addr, "unregister", rec.id);
+  if (rec.user) rec.user->rec = nullptr;
+  rec.user = nullptr;  // no handler of it runs from now on
+  auto& v = point->probes;
+  v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& r) { return r.get() == &rec; }), v.end());
+  if (!v.empty()) {
+    update_arming(*point);
+    return;
+  }
+  // Last probe of the point: restore the text, unpublish, and give the
+  // slot back once no CPU can still be stepping in it.
+  disarm(*point);
+  point->removed = true;
+  table_.erase(point->addr);
+  if (point->slot) slots_.free(point->slot, cpus_);
+}
+
+int Engine::register_kprobe(Kprobe& kp) {
+  auto rec = std::make_shared<ProbeRec>();
+  rec->type = ProbeRec::Type::k;
+  return add_probe(kp, std::move(rec));
+}
+
+void Engine::unregister_kprobe(Kprobe& kp) {
+  if (kp.rec) remove_probe(*kp.rec);
+}
+
+int Engine::register_kprobes(std::span<Kprobe* const> kps) {
+  for (size_t i = 0; i < kps.size(); ++i) {
+    if (int e = register_kprobe(*kps[i]); e < 0) {
+      std::string why = error_;
+      unregister_kprobes(kps.first(i));  // roll back, as Linux does
+      error_ = why;
+      return e;
+    }
+  }
+  return 0;
+}
+
+void Engine::unregister_kprobes(std::span<Kprobe* const> kps) {
+  for (Kprobe* kp : kps) unregister_kprobe(*kp);
+}
+
+int Engine::disable_kprobe(Kprobe& kp) {
+  if (!kp.rec) return fail(kEINVAL, "probe is not registered");
+  kp.rec->disabled = true;
+  kp.flags |= kFlagDisabled;
+  update_arming(*kp.rec->point);
+  return 0;
+}
+
+int Engine::enable_kprobe(Kprobe& kp) {
+  if (!kp.rec) return fail(kEINVAL, "probe is not registered");
+  if (kp.flags & kFlagGone) return fail(kEINVAL, "probe is gone");
+  kp.rec->disabled = false;
+  kp.flags &= ~kFlagDisabled;
+  update_arming(*kp.rec->point);
+  return 0;
+}
+
+// --- Listing --------------------------------------------------------------------
+
+std::string Engine::list() const {
+  std::vector<const ProbeRec*> recs;
+  for (const auto& [a, p] : table_)
+    for (const auto& r : p->probes) recs.push_back(r.get());
+  std::sort(recs.begin(), recs.end(), [](const ProbeRec* x, const ProbeRec* y) { return x->id < y->id; });
+  std::string out;
+  const int width = 16;
+  for (const ProbeRec* r : recs) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%0*llx", width, static_cast<unsigned long long>(r->point->addr));
+    char kind = r->type == ProbeRec::Type::k ? 'k' : r->type == ProbeRec::Type::r ? 'r' : 'j';
+    out += addr;
+    out += "  ";
+    out += kind;
+    out += "  ";
+    std::string loc = m_.symbols().format(r->point->addr);
+    if (loc.find('+') == std::string::npos && loc.rfind("0x", 0) != 0) loc += "+0x0";
+    out += loc;
+    uint32_t flags = r->user ? r->user->flags : 0;
+    if (flags & kFlagGone) out += "  [GONE]";
+    if (r->disabled) out += "  [DISABLED]";
+    if (flags & kFlagOptimized) out += "  [OPTIMIZED]";
+    out += '\n';
+  }
+  return out;
+}
+
+size_t Engine::live_instances() const {
+  size_t n = 0;
+  for (const auto& [k, v] : tasks_) n += v.size();
+  return n;
+}
+
+}  // namespace ksim::kprobes

@@ -1,0 +1,193 @@
+// The kprobes engine: Linux's kernel/kprobes.c and the arch trap handlers,
+// running on the host against simulated memory and simulated traps.
+//
+// How a hit runs. The engine sits at the head of the machine's trap hook
+// chain. A CPU that executes a probe's breakpoint traps; the engine masks
+// its interrupts and *parks* it: the PC moves to a breakpoint in the guest
+// slot area and the CPU is charged the cycles of the work just done. When
+// the scheduler runs that CPU again it traps on the parking breakpoint and
+// the engine does the next phase. So a hit is a sequence of phases
+//   trap -> lookup -> pre handlers -> step (the guest runs the slot) or
+//   emulate -> post handlers -> resume
+// each costing the CPU cycles (cpu/timing.hpp, kprobes section), with the
+// other CPUs running in between: a CPU can find the probe gone at lookup,
+// be mid-hit while another CPU removes the probe, and so on. Each state
+// change is an EventKind::probe event.
+//
+// Registration, removal, enable and disable are host calls made while the
+// machine is paused; they take effect at once (atomically for the guest)
+// and their cost is charged to the CPU set with set_caller_cpu().
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kprobes/arch.hpp"
+#include "kprobes/ctlblk.hpp"
+#include "kprobes/kprobe.hpp"
+#include "kprobes/slots.hpp"
+#include "sim/machine.hpp"
+
+namespace ksim::kprobes {
+
+// One registered probe (kprobe, kretprobe or jprobe) at a probe point.
+struct ProbeRec {
+  enum class Type : uint8_t { k, r, j } type = Type::k;
+  Kprobe* user = nullptr;       // null once unregistered
+  Kretprobe* rp = nullptr;      // Type::r
+  Jprobe* jp = nullptr;         // Type::j
+  uint64_t id = 0;              // registration number (events, listing)
+  bool disabled = false;
+  std::shared_ptr<ProbePoint> point;
+};
+
+// Everything registered at one address: one breakpoint, one slot, the
+// probes in registration order (Linux's aggregate kprobe when more than one).
+struct ProbePoint {
+  uint64_t addr = 0;
+  ProbeInsn insn;
+  uint64_t slot = 0;   // 0 for emulated instructions
+  bool armed = false;
+  bool removed = false;  // unregistered (in-flight hits may still hold it)
+  std::vector<std::shared_ptr<ProbeRec>> probes;
+  bool all_disabled() const;
+};
+
+// Addresses the engine needs from the guest image (by symbol).
+struct GuestLayout {
+  uint64_t slots_begin = 0, slots_end = 0;  // __kprobe_slots_start / _end
+  uint64_t parking = 0;                     // the engine's parking breakpoint
+  uint64_t trampoline = 0;                  // kretprobe_trampoline
+  uint64_t jprobe_return = 0, jprobe_return_end = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> blacklist;  // [begin, end) ranges
+  // ksim_kernel_abi (optional): for $comm and task identity.
+  uint64_t percpu_areas = 0, percpu_size = 0, off_curr = 0, off_name = 0, off_tid = 0, name_len = 0;
+  bool has_abi = false;
+};
+
+struct EngineStats {
+  uint64_t hits = 0, misses = 0, strays = 0, reentries = 0, returns = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(Machine& m, StepMode mode = StepMode::modern);
+  ~Engine();  // disarms everything: the guest text is as it was
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // --- Linux's API (negative Errno on failure; last_error() says why) -----
+  int register_kprobe(Kprobe& kp);
+  void unregister_kprobe(Kprobe& kp);
+  int register_kprobes(std::span<Kprobe* const> kps);  // all or none
+  void unregister_kprobes(std::span<Kprobe* const> kps);
+  int register_kretprobe(Kretprobe& rp);
+  void unregister_kretprobe(Kretprobe& rp);
+  int register_kretprobes(std::span<Kretprobe* const> rps);
+  void unregister_kretprobes(std::span<Kretprobe* const> rps);
+  int register_jprobe(Jprobe& jp);
+  void unregister_jprobe(Jprobe& jp);
+  int register_jprobes(std::span<Jprobe* const> jps);
+  void unregister_jprobes(std::span<Jprobe* const> jps);
+  int disable_kprobe(Kprobe& kp);
+  int enable_kprobe(Kprobe& kp);
+  // debugfs kprobes/enabled: disarm or re-arm every probe; each probe's own
+  // disabled state is untouched.
+  void set_enabled(bool on);
+  bool enabled() const { return enabled_; }
+  const std::string& last_error() const { return error_; }
+
+  // --- Views ---------------------------------------------------------------
+  // debugfs kprobes/list: "<addr>  k|r|j  sym+off  [DISABLED] [OPTIMIZED] [GONE]"
+  std::string list() const;
+  const CtlBlk& ctlblk(int cpu) const { return cpus_[cpu]; }
+  const std::vector<CtlBlk>& ctlblks() const { return cpus_; }
+  const GuestLayout& layout() const { return layout_; }
+  const Arch& arch() const { return *arch_; }
+  StepMode mode() const { return mode_; }
+  const EngineStats& stats() const { return stats_; }
+  const SlotAllocator& slots() const { return slots_; }
+  size_t points() const { return table_.size(); }
+  // The probe point armed at `addr`, or null.
+  const ProbePoint* point_at(uint64_t addr) const;
+  // Guest text as it would be without any probe (breakpoints undone).
+  bool read_original(uint64_t addr, uint8_t* out, size_t len) const;
+  // Live kretprobe instances (all tasks).
+  size_t live_instances() const;
+
+  // The current task of a CPU from the guest's ksim_kernel_abi table:
+  // its name ($comm) and tid; ("cpu<N>", 0) without the table.
+  struct Task {
+    std::string comm;
+    uint64_t tid = 0;
+    uint64_t key = 0;  // identity for kretprobe instances
+  };
+  Task current_task(int cpu) const;
+
+  // Whose cycles registration work costs (the CPU "calling" the API).
+  void set_caller_cpu(int cpu) { caller_cpu_ = cpu; }
+
+  Machine& machine() { return m_; }
+
+ private:
+  friend struct HitPath;
+  HookResult on_trap(Cpu& cpu, const TrapInfo& t);
+
+  // Registration helpers (registry.cpp).
+  int fail(int err, std::string why);
+  int resolve(Kprobe& kp, uint64_t& addr, const Symbol*& func);
+  int check_safe(uint64_t addr, const Symbol* func);
+  int add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec);
+  void remove_probe(ProbeRec& rec);
+  void arm(ProbePoint& p);
+  void disarm(ProbePoint& p);
+  void update_arming(ProbePoint& p);
+  void charge_caller(uint64_t cycles);
+  void emit(int cpu, uint64_t cycle, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0);
+  GuestLayout find_layout() const;
+
+  // Hit path (hit.cpp).
+  HookResult on_breakpoint(Cpu& cpu, CtlBlk& cb, const TrapInfo& t);
+  HookResult on_parked(Cpu& cpu, CtlBlk& cb);
+  HookResult on_step_end(Cpu& cpu, CtlBlk& cb);
+  HookResult on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t);
+  void park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles);
+  void enter(CtlBlk& cb);
+  void leave(Cpu& cpu, CtlBlk& cb, uint64_t pc);
+  void do_lookup(Cpu& cpu, CtlBlk& cb);
+  HookResult do_pre(Cpu& cpu, CtlBlk& cb);
+  void start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p);
+  HookResult do_post(Cpu& cpu, CtlBlk& cb);
+  void reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p);
+  HookResult stop(const std::string& why);
+
+  // Kretprobes and jprobes (retprobe.cpp, jprobe.cpp).
+  int kretprobe_entry(Cpu& cpu, ProbeRec& rec);
+  HookResult do_return(Cpu& cpu, CtlBlk& cb);
+  int jprobe_entry(Cpu& cpu, CtlBlk& cb, ProbeRec& rec);
+  HookResult do_jprobe_return(Cpu& cpu, CtlBlk& cb);
+
+  Machine& m_;
+  Bus& bus_;
+  std::unique_ptr<Arch> arch_;
+  StepMode mode_;
+  GuestLayout layout_;
+  std::vector<CtlBlk> cpus_;
+  SlotAllocator slots_;
+  std::unordered_map<uint64_t, std::shared_ptr<ProbePoint>> table_;  // by address
+  bool enabled_ = true;
+  std::string error_;
+  int hook_id_ = 0;
+  int caller_cpu_ = 0;
+  uint64_t next_id_ = 1;
+  EngineStats stats_;
+  // Kretprobe instances in flight, per task, most recent last; and the free
+  // pools of each registered kretprobe.
+  std::unordered_map<uint64_t, std::vector<std::unique_ptr<KretprobeInstance>>> tasks_;
+  std::unordered_map<Kretprobe*, std::vector<std::unique_ptr<KretprobeInstance>>> pools_;
+};
+
+}  // namespace ksim::kprobes

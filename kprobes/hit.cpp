@@ -1,0 +1,334 @@
+// The hit path: what Linux's kprobe_int3_handler / kprobe_breakpoint_handler,
+// the single-step handlers, reenter_kprobe and kprobe_fault_handler do,
+// split into phases separated by parking traps (see engine.hpp).
+#include <algorithm>
+
+#include "cpu/timing.hpp"
+#include "kprobes/engine.hpp"
+
+namespace ksim::kprobes {
+
+namespace {
+bool stepping(KStatus s) { return s == KStatus::hit_ss || s == KStatus::reenter; }
+}  // namespace
+
+HookResult Engine::stop(const std::string& why) {
+  m_.request_stop(why);
+  return HookResult::stop;
+}
+
+HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
+  CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
+  if (t.interrupt) return HookResult::pass;  // never while we own the CPU: masked
+  if (arch_->is_breakpoint_trap(t)) {
+    if (t.pc == layout_.parking && cb.phase != Phase::none) return on_parked(cpu, cb);
+    if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
+      return on_step_end(cpu, cb);
+    return on_breakpoint(cpu, cb, t);
+  }
+  if (arch_->is_single_step_trap(t) && stepping(cb.status) && cb.current &&
+      arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
+    return on_step_end(cpu, cb);
+  if (cb.status != KStatus::idle) return on_fault(cpu, cb, t);
+  return HookResult::pass;
+}
+
+// --- Phase plumbing -------------------------------------------------------------
+
+void Engine::park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles) {
+  cb.phase = next;
+  cpu.set_pc(layout_.parking);
+  cpu.add_cycles(cycles);
+}
+
+void Engine::enter(CtlBlk& cb) {
+  if (cb.busy) return;
+  cb.busy = true;
+  cb.busy_seq = cb.completed;
+}
+
+// Back to guest code at `pc` with no kprobe running: the CPU's own flags
+// come back and its busy spell (for grace periods) ends.
+void Engine::leave(Cpu& cpu, CtlBlk& cb, uint64_t pc) {
+  cpu.set_pc(pc);
+  arch_->restore(cpu, cb.flags);
+  cb.current.reset();
+  cb.status = KStatus::idle;
+  if (!cb.jprobe_active) {
+    cb.busy = false;
+    ++cb.completed;
+  }
+}
+
+HookResult Engine::on_parked(Cpu& cpu, CtlBlk& cb) {
+  Phase ph = cb.phase;
+  cb.phase = Phase::none;
+  switch (ph) {
+    case Phase::lookup: do_lookup(cpu, cb); return HookResult::handled;
+    case Phase::pre: return do_pre(cpu, cb);
+    case Phase::post: return do_post(cpu, cb);
+    case Phase::ret: return do_return(cpu, cb);
+    case Phase::jret: return do_jprobe_return(cpu, cb);
+    case Phase::none: break;
+  }
+  return HookResult::pass;
+}
+
+// --- Trap ---------------------------------------------------------------------------
+
+HookResult Engine::on_breakpoint(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
+  const uint64_t addr = t.pc;
+  if (cb.pass_once_at == addr) {  // a breakpoint that is not ours: the guest's
+    cb.pass_once_at = ~uint64_t{0};
+    return HookResult::pass;
+  }
+  enter(cb);
+  cb.trap_addr = addr;
+  cb.trap_flags = arch_->save_and_mask(cpu);
+  Phase next = Phase::lookup;
+  if (addr == layout_.trampoline)
+    next = Phase::ret;
+  else if (cb.jprobe_active && addr >= layout_.jprobe_return && addr < layout_.jprobe_return_end)
+    next = Phase::jret;
+  emit(cpu.id(), cpu.cycle(), addr, "trap", static_cast<uint64_t>(next));
+  park(cpu, cb, next, timing::kKprobeTrapCycles);
+  return HookResult::handled;
+}
+
+// --- Lookup -----------------------------------------------------------------------
+
+void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
+  const uint64_t addr = cb.trap_addr;
+  auto it = table_.find(addr);
+  if (it == table_.end()) {
+    // No probe here. If the breakpoint is gone too, another CPU removed the
+    // probe between our trap and this lookup: re-execute the original
+    // instruction (Linux x86; RV64 Linux avoids the race with stop_machine,
+    // which ksim's RV64 arming does not use yet, so it recovers the same
+    // way). A breakpoint that is still there belongs to the guest.
+    uint8_t bytes[4] = {};
+    bool readable = bus_.read_bytes(addr, bytes, 4) || bus_.read_bytes(addr, bytes, 2);
+    bool foreign = readable && arch_->is_breakpoint(bytes);
+    cpu.set_pc(addr);
+    arch_->restore(cpu, cb.trap_flags);
+    if (foreign) {
+      cb.pass_once_at = addr;
+      emit(cpu.id(), cpu.cycle(), addr, "foreign");
+    } else {
+      ++cb.strays;
+      ++stats_.strays;
+      emit(cpu.id(), cpu.cycle(), addr, "stray");
+    }
+    if (cb.status == KStatus::idle && !cb.jprobe_active) {
+      cb.busy = false;
+      ++cb.completed;
+    }
+    cpu.add_cycles(timing::kKprobeLookupCycles + timing::kKprobeResumeCycles);
+    return;
+  }
+  std::shared_ptr<ProbePoint> p = it->second;
+  if (cb.status != KStatus::idle) {
+    reenter(cpu, cb, p);
+    return;
+  }
+  cb.current = p;
+  cb.status = KStatus::hit_active;
+  cb.flags = cb.trap_flags;
+  ++cb.hits;
+  emit(cpu.id(), cpu.cycle(), addr, status_name(cb.status));
+  park(cpu, cb, Phase::pre, timing::kKprobeLookupCycles);
+}
+
+// A probe hit while this CPU already runs one (a guest-side jprobe handler
+// reaching another probe): no handlers, nmissed, step in REENTER state
+// with the first probe saved (one level, as Linux).
+void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p) {
+  const bool x86 = arch_->isa() == Isa::x86_64;
+  if (cb.status == KStatus::reenter || (!x86 && cb.status == KStatus::hit_ss)) {
+    std::string what = x86 ? "Unrecoverable kprobe detected." : "Failed to recover from reentered kprobes.";
+    stop(what + " Dumping kprobe: " + m_.symbols().format(p->addr) + " hit on cpu " + std::to_string(cpu.id()) +
+         " while in " + status_name(cb.status) + " for " + m_.symbols().format(cb.current->addr));
+    return;
+  }
+  for (auto& r : p->probes) {
+    if (r->user) ++r->user->nmissed;
+    if (r->rp) ++r->rp->nmissed;
+  }
+  ++stats_.misses;
+  ++stats_.reentries;
+  ++cb.reentries;
+  cb.prev = PrevKprobe{cb.current, cb.status, cb.flags};
+  cb.current = p;
+  cb.status = KStatus::reenter;
+  cb.flags = cb.trap_flags;
+  emit(cpu.id(), cpu.cycle(), p->addr, status_name(cb.status));
+  cpu.add_cycles(timing::kKprobeLookupCycles);
+  start_step(cpu, cb, *p);
+}
+
+// --- Pre handlers -------------------------------------------------------------------
+
+HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
+  std::shared_ptr<ProbePoint> p = cb.current;
+  // A copy: a handler may register or unregister probes.
+  std::vector<std::shared_ptr<ProbeRec>> recs = p->probes;
+  uint64_t handlers = 0;
+  bool redirected = false;
+  ++stats_.hits;
+  for (auto& rec : recs) {
+    if (rec->disabled || !rec->user) continue;  // disabled or unregistered meanwhile
+    Kprobe& kp = *rec->user;
+    ++kp.hits;
+    ++handlers;
+    int r = 0;
+    switch (rec->type) {
+      case ProbeRec::Type::k:
+        if (kp.pre_handler) r = kp.pre_handler(kp, cpu);
+        break;
+      case ProbeRec::Type::r: r = kretprobe_entry(cpu, *rec); break;
+      case ProbeRec::Type::j: r = jprobe_entry(cpu, cb, *rec); break;
+    }
+    if (r) {  // Linux's aggr_pre_handler stops at the first non-zero
+      redirected = true;
+      break;
+    }
+  }
+  const uint64_t cost = handlers * timing::kKprobeHandlerCycles;
+  if (!redirected) {
+    cpu.add_cycles(cost);
+    start_step(cpu, cb, *p);
+    return HookResult::handled;
+  }
+  if (cb.jprobe_active) {
+    // The guest-side jprobe handler runs now, with this probe still
+    // current (KPROBE_HIT_ACTIVE) and interrupts masked.
+    emit(cpu.id(), cpu.cycle(), p->addr, "jprobe-handler", cpu.pc());
+    cpu.add_cycles(cost + timing::kJprobeSaveCycles);
+    return HookResult::handled;
+  }
+  // The handler moved the PC: no step, no post handler.
+  emit(cpu.id(), cpu.cycle(), p->addr, "redirect", cpu.pc());
+  leave(cpu, cb, cpu.pc());
+  cpu.add_cycles(cost + timing::kKprobeResumeCycles);
+  return HookResult::handled;
+}
+
+// --- Step or emulate -----------------------------------------------------------------
+
+void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
+  if (cb.status != KStatus::reenter) cb.status = KStatus::hit_ss;
+  if (p.insn.kind == ProbeInsn::Kind::emulate) {
+    if (!arch_->emulate(cpu, bus_, p.insn, cb.flags)) {
+      stop("kprobes: emulating '" + p.insn.text + "' at " + m_.symbols().format(p.addr) + " on cpu " +
+           std::to_string(cpu.id()) + " faulted (its stack is outside RAM)");
+      return;
+    }
+    cb.resume_pc = cpu.pc();
+    emit(cpu.id(), cpu.cycle(), p.addr, "emulate", cb.resume_pc);
+    park(cpu, cb, Phase::post, timing::kKprobeEmulateCycles);
+    return;
+  }
+  arch_->begin_step(cpu, p.insn, p.slot);
+  emit(cpu.id(), cpu.cycle(), p.addr, status_name(cb.status), p.slot);
+  cpu.add_cycles(timing::kKprobeStepSetupCycles);
+}
+
+HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
+  ProbePoint& p = *cb.current;
+  arch_->finish_step(cpu, bus_, p.insn, p.slot, cb.flags);
+  cb.resume_pc = cpu.pc();
+  emit(cpu.id(), cpu.cycle(), p.addr, "step-done", cb.resume_pc);
+  park(cpu, cb, Phase::post, timing::kKprobeStepEndCycles);
+  return HookResult::handled;
+}
+
+// --- Post handlers and resume ----------------------------------------------------------
+
+HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
+  std::shared_ptr<ProbePoint> p = cb.current;
+  cpu.set_pc(cb.resume_pc);
+  if (cb.status == KStatus::reenter) {
+    // restore_previous_kprobe: back to the interrupted probe's state; the
+    // CPU stays masked, it is still inside that probe's processing.
+    cb.current = cb.prev.point;
+    cb.status = cb.prev.status;
+    cb.flags = cb.prev.flags;
+    cb.prev = PrevKprobe{};
+    emit(cpu.id(), cpu.cycle(), p->addr, "reenter-done", cb.resume_pc);
+    cpu.add_cycles(timing::kKprobeResumeCycles);
+    return HookResult::handled;
+  }
+  // SSDONE is set even with no post handler (Linux dec8784c9088).
+  cb.status = KStatus::hit_ssdone;
+  uint64_t handlers = 0;
+  std::vector<std::shared_ptr<ProbeRec>> recs = p->probes;
+  for (auto& rec : recs) {
+    if (rec->disabled || !rec->user || rec->type != ProbeRec::Type::k || !rec->user->post_handler) continue;
+    ++handlers;
+    rec->user->post_handler(*rec->user, cpu, 0);
+  }
+  emit(cpu.id(), cpu.cycle(), p->addr, status_name(cb.status), cpu.pc());
+  leave(cpu, cb, cpu.pc());
+  cpu.add_cycles(handlers * timing::kKprobeHandlerCycles + timing::kKprobeResumeCycles);
+  return HookResult::handled;
+}
+
+// --- Faults ------------------------------------------------------------------------------
+
+HookResult Engine::on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
+  std::shared_ptr<ProbePoint> p = cb.current;
+  if (!p) return HookResult::pass;
+  const int trapnr = static_cast<int>(t.cause);
+  const bool in_slot = p->slot && t.pc >= p->slot && t.pc < p->slot + arch_->slot_size();
+  // The probe whose handler is "running": a lone probe, or the jprobe whose
+  // guest handler faulted. Aggregates have none during a step (Linux's
+  // kprobe_instance is NULL then), so no fault handler runs for them.
+  ProbeRec* owner = p->probes.size() == 1 ? p->probes.front().get() : nullptr;
+  if (!owner && cb.jprobe_active)
+    for (auto& r : p->probes)
+      if (r->type == ProbeRec::Type::j) owner = r.get();
+  Kprobe* kp = owner ? owner->user : nullptr;
+
+  if (stepping(cb.status) && in_slot) {
+    emit(cpu.id(), cpu.cycle(), p->addr, "step-fault", t.cause);
+    if (kp && kp->fault_handler && kp->fault_handler(*kp, cpu, trapnr)) {
+      // Handled: continue where the handler put the PC (past the probed
+      // instruction if it left the PC in the slot).
+      uint64_t pc = cpu.pc();
+      if (pc >= p->slot && pc < p->slot + arch_->slot_size()) pc = p->addr + p->insn.len;
+      if (cb.status == KStatus::reenter) {
+        cpu.set_pc(pc);
+        cb.current = cb.prev.point;
+        cb.status = cb.prev.status;
+        cb.flags = cb.prev.flags;
+        cb.prev = PrevKprobe{};
+      } else {
+        leave(cpu, cb, pc);
+      }
+      cpu.add_cycles(timing::kKprobeResumeCycles);
+      return HookResult::handled;
+    }
+    // Not handled: the guest sees the fault at the probed address, with
+    // its own flags back (Linux: regs->ip = p->addr, restore flags).
+    if (cb.status == KStatus::reenter) {
+      cpu.set_pc(p->addr);
+      cb.current = cb.prev.point;
+      cb.status = cb.prev.status;
+      cb.flags = cb.prev.flags;
+      cb.prev = PrevKprobe{};
+    } else {
+      leave(cpu, cb, p->addr);
+    }
+    return HookResult::pass;
+  }
+  if (cb.status == KStatus::hit_active || cb.status == KStatus::hit_ssdone) {
+    // A fault in a handler (on ksim: a guest-side jprobe handler).
+    for (auto& r : p->probes)
+      if (r->user) ++r->user->nmissed;
+    emit(cpu.id(), cpu.cycle(), p->addr, "handler-fault", t.cause);
+    if (kp && kp->fault_handler && kp->fault_handler(*kp, cpu, trapnr)) return HookResult::handled;
+  }
+  return HookResult::pass;
+}
+
+}  // namespace ksim::kprobes

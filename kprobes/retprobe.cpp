@@ -1,0 +1,149 @@
+// Kretprobes: the entry probe plants the trampoline's address as the return
+// address; the trampoline's breakpoint runs the return handler and resumes
+// at the real return address. Instances come from a pool of maxactive per
+// kretprobe and live on a per-task stack until their return.
+#include <algorithm>
+
+#include "cpu/timing.hpp"
+#include "kprobes/engine.hpp"
+
+namespace ksim::kprobes {
+
+namespace {
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+}  // namespace
+
+int Engine::register_kretprobe(Kretprobe& rp) {
+  error_.clear();
+  if (rp.data_size > Kretprobe::kMaxDataSize)
+    return fail(kE2BIG, "data_size " + std::to_string(rp.data_size) + " is over " +
+                            std::to_string(Kretprobe::kMaxDataSize));
+  if (rp.maxactive < 0) return fail(kEINVAL, "maxactive must not be negative");
+  if (!layout_.trampoline) return fail(kENOENT, "the guest image has no kretprobe trampoline");
+  const int n = rp.maxactive > 0 ? rp.maxactive : std::max(10, 2 * m_.cpu_count());
+  auto rec = std::make_shared<ProbeRec>();
+  rec->type = ProbeRec::Type::r;
+  rec->rp = &rp;
+  if (int e = add_probe(rp.kp, rec); e < 0) return e;
+  auto& pool = pools_[&rp];
+  pool.clear();
+  for (int i = 0; i < n; ++i) {
+    auto inst = std::make_unique<KretprobeInstance>();
+    inst->data.resize(rp.data_size);
+    pool.push_back(std::move(inst));
+  }
+  rp.nmissed = 0;
+  rp.hits = 0;
+  return 0;
+}
+
+void Engine::unregister_kretprobe(Kretprobe& rp) {
+  if (!rp.kp.rec) return;
+  remove_probe(*rp.kp.rec);
+  // Instances still in flight keep restoring their return address when the
+  // function returns, but run no handler (Linux: ri->rp = NULL).
+  for (auto& [task, list] : tasks_)
+    for (auto& inst : list)
+      if (inst->rp == &rp) inst->rp = nullptr;
+  pools_.erase(&rp);
+}
+
+int Engine::register_kretprobes(std::span<Kretprobe* const> rps) {
+  for (size_t i = 0; i < rps.size(); ++i) {
+    if (int e = register_kretprobe(*rps[i]); e < 0) {
+      std::string why = error_;
+      unregister_kretprobes(rps.first(i));
+      error_ = why;
+      return e;
+    }
+  }
+  return 0;
+}
+
+void Engine::unregister_kretprobes(std::span<Kretprobe* const> rps) {
+  for (Kretprobe* rp : rps) unregister_kretprobe(*rp);
+}
+
+// pre_handler_kretprobe.
+int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
+  Kretprobe& rp = *rec.rp;
+  auto& pool = pools_[&rp];
+  cpu.add_cycles(timing::kKretprobeEntryCycles);
+  if (pool.empty()) {  // maxactive instances all in flight
+    ++rp.nmissed;
+    ++stats_.misses;
+    emit(cpu.id(), cpu.cycle(), rec.point->addr, "kretprobe-miss", rec.id);
+    return 0;
+  }
+  std::unique_ptr<KretprobeInstance> inst = std::move(pool.back());
+  pool.pop_back();
+  inst->rp = &rp;
+  inst->cpu = cpu.id();
+  inst->entry_cycle = cpu.cycle();
+  inst->sp = arch_->stack_pointer(cpu);
+  inst->task = current_task(cpu.id()).key;
+  std::fill(inst->data.begin(), inst->data.end(), 0);
+  if (rp.entry_handler && rp.entry_handler(*inst, cpu)) {
+    pool.push_back(std::move(inst));  // vetoed: no return handler for it
+    return 0;
+  }
+  if (!arch_->return_address(cpu, bus_, inst->ret_addr) || !arch_->set_return_address(cpu, bus_, layout_.trampoline)) {
+    pool.push_back(std::move(inst));
+    ++rp.nmissed;
+    return 0;
+  }
+  emit(cpu.id(), cpu.cycle(), rec.point->addr, "kretprobe-entry", inst->ret_addr);
+  tasks_[inst->task].push_back(std::move(inst));
+  return 0;
+}
+
+// The trampoline: the task's most recent instance must be the frame that is
+// returning (its stack pointer tells); several kretprobes on one function
+// stack instances whose saved return address is the trampoline itself.
+HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
+  const Task task = current_task(cpu.id());
+  const uint64_t sp = arch_->stack_pointer(cpu);
+  auto it = tasks_.find(task.key);
+  auto bug = [&](const std::string& detail) {
+    return stop("kretprobe BUG!: Processing kretprobe trampoline @ " + hex(layout_.trampoline) + " on cpu " +
+                std::to_string(cpu.id()) + " (task " + task.comm + "-" + std::to_string(task.tid) + ", sp " + hex(sp) +
+                "): " + detail);
+  };
+  if (it == tasks_.end() || it->second.empty()) return bug("no saved return address for this task");
+  auto& list = it->second;
+  uint64_t handlers = 0, ret = 0;
+  do {
+    if (list.empty()) return bug("the instances of this frame ran out before a real return address");
+    KretprobeInstance& top = *list.back();
+    if (arch_->sp_after_return(top.sp) != sp)
+      return bug("the most recent instance was entered at sp " + hex(top.sp) + " on cpu " + std::to_string(top.cpu) +
+                 " (return to " + m_.symbols().format(top.ret_addr) + "), not this frame");
+    std::unique_ptr<KretprobeInstance> inst = std::move(list.back());
+    list.pop_back();
+    ret = inst->ret_addr;
+    if (Kretprobe* rp = inst->rp) {
+      // Linux runs the handler with current_kprobe = &rp->kp, HIT_ACTIVE.
+      ++handlers;
+      ++rp->hits;
+      ++stats_.returns;
+      if (rp->handler) rp->handler(*inst, cpu);
+      pools_[rp].push_back(std::move(inst));
+    }
+  } while (ret == layout_.trampoline);
+  if (list.empty()) tasks_.erase(it);
+  emit(cpu.id(), cpu.cycle(), layout_.trampoline, "kretprobe-return", ret);
+  cpu.set_pc(ret);
+  arch_->restore(cpu, cb.trap_flags);
+  if (cb.status == KStatus::idle && !cb.jprobe_active) {
+    cb.busy = false;
+    ++cb.completed;
+  }
+  cpu.add_cycles(timing::kKretprobeReturnCycles + handlers * timing::kKprobeHandlerCycles);
+  return HookResult::handled;
+}
+
+}  // namespace ksim::kprobes
