@@ -395,6 +395,16 @@ std::string Engine::list() const {
   return out;
 }
 
+size_t Engine::reclaim_slots() {
+  std::vector<uint64_t> freed = slots_.collect(cpus_);
+  std::vector<uint8_t> cell(arch_->slot_size());
+  uint8_t bp[4];
+  unsigned n = arch_->breakpoint_bytes(bp);
+  for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
+  for (uint64_t s : freed) bus_.write_bytes(s, cell.data(), cell.size());
+  return freed.size();
+}
+
 size_t Engine::live_instances() const {
   size_t n = 0;
   for (const auto& [k, v] : tasks_) n += v.size();

@@ -115,6 +115,9 @@ class Engine {
   const ProbePoint* point_at(uint64_t addr) const;
   // Guest text as it would be without any probe (breakpoints undone).
   bool read_original(uint64_t addr, uint8_t* out, size_t len) const;
+  // Frees the slots whose grace period is over and fills them with
+  // breakpoints again, as the guest image had them; returns how many.
+  size_t reclaim_slots();
   // Live kretprobe instances (all tasks).
   size_t live_instances() const;
 

@@ -292,10 +292,15 @@ HookResult Engine::on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
   if (stepping(cb.status) && in_slot) {
     emit(cpu.id(), cpu.cycle(), p->addr, "step-fault", t.cause);
     if (kp && kp->fault_handler && kp->fault_handler(*kp, cpu, trapnr)) {
-      // Handled: continue where the handler put the PC (past the probed
-      // instruction if it left the PC in the slot).
+      // Handled. A PC left in the slot means the handler fixed the cause:
+      // the copy runs again, still stepping (as Linux returns to the
+      // faulting instruction). Anywhere else: continue there.
       uint64_t pc = cpu.pc();
-      if (pc >= p->slot && pc < p->slot + arch_->slot_size()) pc = p->addr + p->insn.len;
+      if (pc >= p->slot && pc < p->slot + arch_->slot_size()) {
+        emit(cpu.id(), cpu.cycle(), p->addr, "step-retry", pc);
+        cpu.add_cycles(timing::kKprobeStepSetupCycles);
+        return HookResult::handled;
+      }
       if (cb.status == KStatus::reenter) {
         cpu.set_pc(pc);
         cb.current = cb.prev.point;

@@ -44,9 +44,9 @@ struct Kprobe {
   std::function<void(Kprobe&, Cpu&, unsigned long flags)> post_handler;
   // Called when the stepped instruction (or a guest-side handler, for a
   // jprobe) faults, with the ISA's trap number. Non-zero: handled; the CPU
-  // continues where the handler left its PC (after the probed instruction
-  // if the PC is still in the slot). Zero: the guest sees the fault, at the
-  // probed address.
+  // continues where the handler left its PC (if that is still the slot,
+  // the handler fixed the cause and the copy is stepped again). Zero: the
+  // guest sees the fault, at the probed address.
   std::function<int(Kprobe&, Cpu&, int trapnr)> fault_handler;
 
   uint32_t flags = 0;    // kFlagDisabled may be set before registering

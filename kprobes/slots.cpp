@@ -35,7 +35,8 @@ bool SlotAllocator::collectable(size_t gi, const std::vector<CtlBlk>& cpus) cons
   return true;
 }
 
-void SlotAllocator::collect(const std::vector<CtlBlk>& cpus) {
+std::vector<uint64_t> SlotAllocator::collect(const std::vector<CtlBlk>& cpus) {
+  std::vector<uint64_t> freed;
   std::vector<Garbage> keep;
   for (size_t i = 0; i < garbage_.size(); ++i) {
     if (collectable(i, cpus)) {
@@ -43,11 +44,13 @@ void SlotAllocator::collect(const std::vector<CtlBlk>& cpus) {
       used_[idx] = false;
       --in_use_;
       if (idx < next_) next_ = idx;
+      freed.push_back(garbage_[i].slot);
     } else {
       keep.push_back(std::move(garbage_[i]));
     }
   }
   garbage_ = std::move(keep);
+  return freed;
 }
 
 void SlotAllocator::free(uint64_t slot, const std::vector<CtlBlk>& cpus) {

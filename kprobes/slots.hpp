@@ -22,6 +22,9 @@ class SlotAllocator {
   // 0 when every slot is in use or waiting for a grace period.
   uint64_t alloc(const std::vector<CtlBlk>& cpus);
   void free(uint64_t slot, const std::vector<CtlBlk>& cpus);
+  // Frees every garbage slot whose grace period is over; returns them (the
+  // engine refills them with breakpoints).
+  std::vector<uint64_t> collect(const std::vector<CtlBlk>& cpus);
   unsigned in_use() const { return in_use_; }
   unsigned garbage() const { return static_cast<unsigned>(garbage_.size()); }
   unsigned capacity() const { return count_; }
@@ -34,7 +37,6 @@ class SlotAllocator {
     uint64_t slot;
     std::vector<std::pair<int, uint64_t>> waiting;  // (cpu, busy_seq) busy at free time
   };
-  void collect(const std::vector<CtlBlk>& cpus);
 
   uint64_t begin_ = 0;
   unsigned slot_size_ = 0, count_ = 0, in_use_ = 0;
