@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "apps/ksim/options.hpp"
+#include "kprobes/engine.hpp"
+#include "kprobes/session.hpp"
 #include "sim/checkpoint.hpp"
 #include "sim/machine.hpp"
 #include "sim/trace_writer.hpp"
@@ -19,6 +21,8 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string isa_name = "rv64", elf, image, trace, checkpoint_file, restore;
   uint64_t max_cycles = 0, quantum = 0, seed = 0, checkpoint_at = 0;
   int cpus = 1;
+  std::vector<std::string> probe_specs, probe_actions;
+  std::string kprobes_mode = "modern";
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -36,6 +40,17 @@ int cmd_run(const std::vector<std::string>& args) {
       ("checkpoint-at", po::value(&checkpoint_at), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
       ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
       ("restore", po::value(&restore), "start from a checkpoint file instead of booting a guest")
+      ("probe", po::value(&probe_specs)->composing(),
+       "add a probe, kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [ARGS]' or "
+       "'r[MAXACTIVE][:[GRP/]EVENT] SYM [ARGS]'; args NAME=FETCH[:TYPE] with %REG @ADDR @SYM[+OFFS] "
+       "+|-OFFS(FETCH) $argN $retval $comm $stack $stackN (repeatable)")
+      ("probe-action", po::value(&probe_actions)->composing(),
+       "EVENT=ACTION for a --probe: log (default: one line per hit), count, set:%REG=VALUE, override:VALUE "
+       "(repeatable)")
+      ("probes-list", "print the probe list (debugfs kprobes/list format) at the end")
+      ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"),
+       "how x86 steps a probed instruction: modern (int3 after the copy, emulation; Linux 5.13+) or classic "
+       "(trap flag and fixups; the 2006 paper)")
       ("quiet,q", "do not echo the guest console");
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
@@ -48,6 +63,14 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("trace-insns") && trace.empty()) throw UsageError{"--trace-insns needs --trace FILE"};
   if (vm.count("checkpoint-at") != vm.count("checkpoint-file"))
     throw UsageError{"--checkpoint-at and --checkpoint-file go together"};
+  if (kprobes_mode != "modern" && kprobes_mode != "classic")
+    throw UsageError{"--kprobes-mode must be modern or classic"};
+  if (kprobes_mode == "classic" && isa != Isa::x86_64)
+    throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
+  if (!probe_specs.empty() && (vm.count("checkpoint-at") || !restore.empty()))
+    throw UsageError{"--probe cannot be combined with checkpoints yet: they do not hold the probe engine's state"};
+  if (probe_specs.empty() && (vm.count("probes-list") || !probe_actions.empty()))
+    throw UsageError{"--probes-list and --probe-action need at least one --probe"};
   if (!restore.empty())
     for (const char* o : {"elf", "image", "cpus", "seed", "quantum"})
       if (vm.count(o) && !vm[o].defaulted())
@@ -93,6 +116,26 @@ int cmd_run(const std::vector<std::string>& args) {
     if (echo) std::fputc(c, stdout);
     console_ends_with_newline = c == '\n';
   };
+
+  // Probes: the engine at the head of the trap hooks, one line per hit.
+  std::unique_ptr<kprobes::Engine> engine;
+  std::unique_ptr<kprobes::ProbeSession> session;
+  if (!probe_specs.empty()) {
+    engine = std::make_unique<kprobes::Engine>(
+        m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
+    session = std::make_unique<kprobes::ProbeSession>(*engine, [&](const std::string& line) {
+      if (!console_ends_with_newline) std::fputc('\n', stdout);
+      std::fputs(line.c_str(), stdout);
+      std::fputc('\n', stdout);
+      console_ends_with_newline = true;
+    });
+    try {
+      for (const std::string& spec : probe_specs) session->add(spec);
+      for (const std::string& a : probe_actions) session->set_action(a);
+    } catch (const std::runtime_error& e) {  // SpecError, SessionError
+      throw UsageError{e.what()};
+    }
+  }
 
   auto t0 = std::chrono::steady_clock::now();
   RunResult r;
@@ -140,6 +183,15 @@ int cmd_run(const std::vector<std::string>& args) {
               m.config().seed, m.config().quantum);
   std::printf("instructions: %" PRIu64 "\n", r.instret);
   std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? r.instret / secs / 1e6 : 0.0);
+  if (session) {
+    std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", engine->stats().hits,
+                engine->stats().misses, engine->stats().strays);
+    std::fputs(session->summary().c_str(), stdout);
+    if (vm.count("probes-list")) {
+      std::printf("kprobes/list:\n");
+      std::fputs(engine->list().c_str(), stdout);
+    }
+  }
   std::printf("cycles: %" PRIu64 "\n", r.cycles);
   std::printf("trace-hash: %s\n", hasher.hex().c_str());
   std::fflush(stdout);

@@ -1,0 +1,183 @@
+#include "kprobes/session.hpp"
+
+#include <cinttypes>
+#include <cstdlib>
+
+#include "cpu/cpu.hpp"
+#include "cpu/timing.hpp"
+#include "kprobes/events/fetch_args.hpp"
+#include "kprobes/events/trace_line.hpp"
+#include "sim/elf/symbols.hpp"
+
+namespace ksim::kprobes {
+
+namespace {
+
+bool parse_number(const std::string& s, uint64_t& out) {
+  if (s.empty()) return false;
+  const char* p = s.c_str();
+  bool neg = *p == '-';
+  if (neg) ++p;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(p, &end, 0);
+  if (errno || end == p || *end) return false;
+  out = neg ? static_cast<uint64_t>(-static_cast<int64_t>(v)) : v;
+  return true;
+}
+
+}  // namespace
+
+Action parse_action(const std::string& text, const Arch& arch) {
+  Action a;
+  a.text = text;
+  auto bad = [&](const std::string& why) { return SessionError("bad probe action '" + text + "': " + why); };
+  if (text == "log") return a;
+  if (text == "count") {
+    a.kind = Action::Kind::count;
+    return a;
+  }
+  if (text.rfind("set:", 0) == 0) {
+    std::string rest = text.substr(4);
+    size_t eq = rest.find('=');
+    if (eq == std::string::npos || rest.empty() || rest[0] != '%') throw bad("expected set:%REG=VALUE");
+    std::string reg = rest.substr(1, eq - 1);
+    a.reg = arch.reg_index(reg);
+    if (a.reg == -1) throw bad("unknown register '" + reg + "'");
+    if (!parse_number(rest.substr(eq + 1), a.value)) throw bad("bad value '" + rest.substr(eq + 1) + "'");
+    a.kind = Action::Kind::set_reg;
+    return a;
+  }
+  if (text.rfind("override:", 0) == 0) {
+    if (!parse_number(text.substr(9), a.value)) throw bad("bad value '" + text.substr(9) + "'");
+    a.kind = Action::Kind::override_ret;
+    return a;
+  }
+  throw bad("expected log, count, set:%REG=VALUE or override:VALUE");
+}
+
+ProbeSession::ProbeSession(Engine& engine, Sink sink) : eng_(engine), sink_(std::move(sink)) {}
+
+ProbeSession::~ProbeSession() {
+  for (auto& p : probes_) {
+    if (p->rp)
+      eng_.unregister_kretprobe(*p->rp);
+    else
+      eng_.unregister_kprobe(*p->kp);
+  }
+}
+
+SessionProbe& ProbeSession::add(const std::string& text) {
+  auto sp = std::make_unique<SessionProbe>();
+  sp->spec = events::parse_probe_spec(text, eng_.arch());
+  events::check_fetch_symbols(sp->spec, eng_.machine().symbols());
+  for (auto& other : probes_)
+    if (other->spec.group == sp->spec.group && other->spec.event == sp->spec.event)
+      throw events::SpecError(text, 0, "event '" + sp->spec.group + "/" + sp->spec.event + "' already exists");
+  SessionProbe* p = sp.get();
+  Kprobe* kp;
+  if (p->spec.is_return()) {
+    p->rp = std::make_unique<Kretprobe>();
+    p->rp->maxactive = p->spec.maxactive;
+    p->rp->handler = [this, p](KretprobeInstance& ri, Cpu& cpu) {
+      on_hit(*p, cpu, true, ri.ret_addr);
+      return 0;
+    };
+    kp = &p->rp->kp;
+  } else {
+    p->kp = std::make_unique<Kprobe>();
+    p->kp->pre_handler = [this, p](Kprobe&, Cpu& cpu) {
+      on_hit(*p, cpu, false, 0);
+      if (p->action.kind != Action::Kind::override_ret) return 0;
+      // Return to the caller at once with the value (function entry only,
+      // checked in set_action).
+      const Arch& a = eng_.arch();
+      uint64_t ret = 0;
+      if (!a.return_address(cpu, eng_.machine().bus(), ret)) return 0;
+      uint64_t sp_now = a.stack_pointer(cpu);
+      a.set_retval(cpu, p->action.value);
+      cpu.set_gpr(a.reg_index("sp"), a.sp_after_return(sp_now));
+      cpu.set_pc(ret);
+      return 1;
+    };
+    kp = p->kp.get();
+  }
+  if (p->spec.has_addr)
+    kp->addr = p->spec.addr;
+  else {
+    kp->symbol_name = p->spec.symbol;
+    kp->offset = p->spec.offset;
+  }
+  int err = p->rp ? eng_.register_kretprobe(*p->rp) : eng_.register_kprobe(*p->kp);
+  if (err < 0) throw SessionError("cannot probe '" + text + "': " + eng_.last_error());
+  probes_.push_back(std::move(sp));
+  return *p;
+}
+
+void ProbeSession::set_action(const std::string& event, const std::string& action) {
+  for (auto& p : probes_) {
+    if (p->spec.event != event) continue;
+    Action a = parse_action(action, eng_.arch());
+    if (a.kind == Action::Kind::override_ret && !p->rp) {
+      const Symbol* f = eng_.machine().symbols().containing(p->kp->rec ? p->kp->rec->point->addr : 0);
+      if (!f || !p->kp->rec || f->addr != p->kp->rec->point->addr)
+        throw SessionError("bad probe action '" + action + "' for " + event +
+                           ": override needs a probe at a function's entry");
+    }
+    p->action = a;
+    return;
+  }
+  throw SessionError("--probe-action: no probe event named '" + event + "'");
+}
+
+void ProbeSession::set_action(const std::string& assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw SessionError("--probe-action wants EVENT=ACTION, not '" + assignment + "'");
+  set_action(assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+void ProbeSession::on_hit(SessionProbe& p, Cpu& cpu, bool at_return, uint64_t ret_ip) {
+  const Action& a = p.action;
+  const Arch& arch = eng_.arch();
+  if (a.kind == Action::Kind::set_reg) {
+    if (a.reg == -2)
+      cpu.set_pc(a.value);
+    else
+      cpu.set_gpr(a.reg, a.value);
+  } else if (a.kind == Action::Kind::override_ret && at_return) {
+    arch.set_retval(cpu, a.value);
+  }
+  if (a.kind == Action::Kind::count) return;
+  Engine::Task task = eng_.current_task(cpu.id());
+  events::FetchContext ctx{cpu, eng_.machine().bus(), arch, eng_.machine().symbols(), at_return,
+                           events::TaskInfo{task.comm, task.tid}};
+  events::HitLine line;
+  line.comm = task.comm;
+  line.pid = task.tid;
+  line.cpu = cpu.id();
+  line.cycle = cpu.cycle();
+  line.event = p.spec.event;
+  line.is_return = at_return;
+  const uint64_t addr = p.kp ? (p.kp->rec ? p.kp->rec->point->addr : 0) : (p.rp->kp.rec ? p.rp->kp.rec->point->addr : 0);
+  line.ip = at_return ? ret_ip : addr;
+  line.func = addr;
+  line.args = events::format_args(p.spec, ctx);
+  cpu.add_cycles(timing::kRecordEventCycles + timing::kFetchArgCycles * p.spec.args.size());
+  ++p.lines;
+  if (sink_) sink_(events::format_hit_line(line, eng_.machine().symbols()));
+}
+
+std::string ProbeSession::summary() const {
+  std::string out;
+  for (const auto& p : probes_) {
+    char b[64];
+    std::snprintf(b, sizeof b, ": hits %" PRIu64 ", nmissed %" PRIu64, p->hits(), p->nmissed());
+    out += "  " + p->spec.describe() + b;
+    if (p->action.kind != Action::Kind::log) out += ", action " + p->action.text;
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace ksim::kprobes
