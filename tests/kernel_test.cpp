@@ -223,7 +223,8 @@ TEST_CASE("The kernel's kprobe blacklist lists function starts, including the tr
     CHECK(s->addr == fn);  // a function's first byte, as NOKPROBE_SYMBOL records
     listed.insert(s->name);
   }
-  for (const char* must : {"rv64_handle_trap", "panic", "__schedule", "printk", "memcpy"}) {
+  for (const char* must : {"rv64_handle_trap", "panic", "__schedule", "printk", "memcpy", "kretprobe_trampoline",
+                           "jprobe_return"}) {
     INFO(must);
     CHECK(listed.count(must) == 1);
   }

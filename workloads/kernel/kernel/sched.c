@@ -62,7 +62,9 @@ void sched_init_cpu(void) {
   struct percpu *pc = this_cpu();
   struct thread *idle = &pc->idle_thread;
   spin_lock_init(&pc->rq.lock);
-  snprintf(idle->name, sizeof idle->name, "idle/%u", pc->cpu);
+  /* Linux's names for the idle task: pid 0, comm "swapper/<cpu>". */
+  snprintf(idle->name, sizeof idle->name, "swapper/%u", pc->cpu);
+  idle->tid = 0;
   idle->cpu = pc->cpu;
   idle->idx = CONFIG_THREADS_PER_CPU;
   idle->state = THREAD_RUNNING;
@@ -94,6 +96,9 @@ struct thread *thread_create(void (*fn)(void *), void *arg, const char *name) {
   struct thread *t = &threads[pc->cpu][idx];
   memset(t, 0, sizeof *t);
   strncpy_z(t->name, name, sizeof t->name);
+  /* From the CPU and the slot, not a global counter: CPUs create their
+   * threads concurrently, and ids must not depend on that interleaving. */
+  t->tid = 1 + pc->cpu * CONFIG_THREADS_PER_CPU + idx;
   t->cpu = pc->cpu;
   t->idx = idx;
   t->fn = fn;

@@ -320,7 +320,7 @@ void workload_start_cpu(void) {
     char name[16];
     w->cpu = cpu;
     w->idx = idx;
-    snprintf(name, sizeof name, "worker/%u.%u", cpu, idx);
+    snprintf(name, sizeof name, "worker/%u:%u", cpu, idx);
     thread_create(worker_main, w, name);
   }
 }

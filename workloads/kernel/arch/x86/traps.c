@@ -119,7 +119,12 @@ void arch_dump_backtrace(uintptr_t stack_lo, uintptr_t stack_hi) {
     if (fp < stack_lo || fp > stack_hi - 16 || (fp & 7) != 0) break;
     uintptr_t next = ((const uintptr_t *)fp)[0];
     uintptr_t ra = ((const uintptr_t *)fp)[1];
-    panic_printk("  [<%016lx>]", (unsigned long)ra);
+    /* A kretprobe's stand-in return address: named, because the usual
+     * "symbolise ra - 1" would land in whatever precedes the trampoline. */
+    if (ra == (uintptr_t)kretprobe_trampoline)
+      panic_printk("  [<%016lx>] kretprobe_trampoline", (unsigned long)ra);
+    else
+      panic_printk("  [<%016lx>]", (unsigned long)ra);
     if (next <= fp) break; /* callers' frames are higher up */
     fp = next;
   }

@@ -26,4 +26,19 @@ extern const unsigned long __stop__kprobe_blacklist[];
 extern char __kprobes_text_start[], __kprobes_text_end[];
 extern char __kprobe_slots_start[], __kprobe_slots_end[];
 
+/* The engine's landing points (arch/<isa>/kprobes_stubs.S, in
+ * .kprobes.text): a breakpoint each, caught by the host-side engine.
+ *
+ * kretprobe_trampoline: what a kretprobe puts in place of a function's
+ * return address. Never called from C; declared for address comparisons
+ * (the panic backtrace names it).
+ *
+ * jprobe_return(): the last call of every jprobe handler. The engine
+ * restores the registers and stack saved at the probe, so it never returns.
+ * Being noreturn, GCC emits a plain call with nothing after it (no
+ * epilogue, no return value): everything the handler did before the call
+ * (its log stores, jprobe_helper()) stays. */
+void kretprobe_trampoline(void);
+void jprobe_return(void) __noreturn;
+
 #endif

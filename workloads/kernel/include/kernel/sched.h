@@ -17,7 +17,8 @@ enum thread_state {
 
 struct thread {
   struct arch_context ctx; /* saved registers while switched out */
-  char name[16];
+  char name[16];           /* like a Linux comm: "worker/<cpu>:<idx>", "swapper/<cpu>" */
+  unsigned tid;            /* 0 for idle; workers 1 + cpu * CONFIG_THREADS_PER_CPU + idx */
   unsigned cpu;            /* the CPU it belongs to, for life */
   unsigned idx;            /* number among that CPU's threads */
   int state;               /* enum thread_state; changed under the rq lock */

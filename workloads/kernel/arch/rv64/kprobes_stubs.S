@@ -1,0 +1,42 @@
+/* The kprobes engine's two fixed landing points in the guest (RV64). The
+ * engine (host side) finds them by name in the ELF symbol table; both are
+ * in .kprobes.text and blacklisted, so they can never be probed themselves.
+ * Every breakpoint is a 32-bit ebreak (.option norvc), never c.ebreak, so
+ * the engine can recognise and step over them with one fixed encoding.
+ *
+ * kretprobe_trampoline: a kretprobe replaces a function's return address
+ * with this address. The function's `ret` lands here; the engine catches
+ * the first ebreak, runs the return handler and resumes at the real return
+ * address. The code is never meant to continue: the second ebreak catches
+ * an engine that resumed at the wrong place.
+ *
+ * jprobe_return: a jprobe handler (same signature as the probed function,
+ * entered by the engine at the probe) ends by calling this; the engine
+ * catches the ebreak and restores the registers and stack it saved at the
+ * probe, so the call never returns. The second ebreak again only catches a
+ * wrong resume. */
+#include <asm/asm.h>
+
+  .section .kprobes.text, "ax", @progbits
+  .option push
+  .option norvc
+
+  .balign 4
+  .globl kretprobe_trampoline
+  .type kretprobe_trampoline, @function
+kretprobe_trampoline:
+  ebreak
+  ebreak
+  .size kretprobe_trampoline, . - kretprobe_trampoline
+  NOKPROBE kretprobe_trampoline
+
+  .balign 4
+  .globl jprobe_return
+  .type jprobe_return, @function
+jprobe_return:
+  ebreak
+  ebreak
+  .size jprobe_return, . - jprobe_return
+  NOKPROBE jprobe_return
+
+  .option pop

@@ -1,0 +1,40 @@
+/* The kprobes engine's two fixed landing points in the guest (x86-64). The
+ * engine (host side) finds them by name in the ELF symbol table; both are
+ * in .kprobes.text and blacklisted, so they can never be probed themselves.
+ * Every breakpoint is the one-byte int3 (0xcc), never `int $3` (cd 03).
+ *
+ * kretprobe_trampoline: a kretprobe replaces a function's return address
+ * with this address. The function's `ret` lands here; the engine catches
+ * the first int3, runs the return handler and resumes at the real return
+ * address. The code is never meant to continue: the second int3 catches an
+ * engine that resumed at the wrong place.
+ *
+ * jprobe_return: a jprobe handler (same signature as the probed function,
+ * entered by the engine at the probe) ends by calling this; the engine
+ * catches the int3 and restores the registers and stack it saved at the
+ * probe, so the call never returns. The second int3 again only catches a
+ * wrong resume. */
+#include <asm/asm.h>
+
+  .section .kprobes.text, "ax", @progbits
+  .code64
+
+  .balign 16, 0xcc
+  .globl kretprobe_trampoline
+  .type kretprobe_trampoline, @function
+kretprobe_trampoline:
+  int3
+  int3
+  .size kretprobe_trampoline, . - kretprobe_trampoline
+  NOKPROBE kretprobe_trampoline
+
+  .balign 16, 0xcc
+  .globl jprobe_return
+  .type jprobe_return, @function
+jprobe_return:
+  int3
+  int3
+  .size jprobe_return, . - jprobe_return
+  NOKPROBE jprobe_return
+
+  .section .note.GNU-stack, "", @progbits

@@ -1,0 +1,34 @@
+/* What a debugger on the host (ksim's kprobes engine) needs to know to find
+ * a CPU's current thread, its name (Linux's comm) and its id (pid), without
+ * DWARF: one constant table, symbol `ksim_kernel_abi`, eight unsigned longs
+ * (64 bytes, little-endian on both ISAs). Portable.
+ *
+ * To read CPU c's current thread:
+ *   pc   = percpu_areas + c * percpu_size
+ *   t    = *(uint64_t *)(pc + percpu_curr)        (0: CPU not set up yet)
+ *   comm = NUL-terminated string at t + thread_name, at most thread_name_size bytes
+ *   tid  = *(uint32_t *)(t + thread_tid)
+ * A CPU's idle context has tid 0 and name "swapper/<c>" (as in Linux);
+ * worker j of CPU c has tid 1 + c * CONFIG_THREADS_PER_CPU + j and name
+ * "worker/<c>:<j>". curr is NULL until the CPU's per-CPU area is set up
+ * (early boot) and changes only under the CPU's run-queue lock, at context
+ * switches. A new layout gets a new magic (KSIMABI2, ...). */
+#ifndef KERNEL_KSIM_ABI_H
+#define KERNEL_KSIM_ABI_H
+
+#define KSIM_ABI_MAGIC 0x314942414d49534bUL /* "KSIMABI1" in memory order */
+
+struct ksim_kernel_abi {
+  unsigned long magic;            /* KSIM_ABI_MAGIC */
+  unsigned long percpu_areas;     /* address of struct percpu[CONFIG_MAX_CPUS] */
+  unsigned long percpu_size;      /* sizeof(struct percpu): the array's stride */
+  unsigned long percpu_curr;      /* offsetof(struct percpu, curr): struct thread * */
+  unsigned long thread_name;      /* offsetof(struct thread, name): char[] */
+  unsigned long thread_tid;       /* offsetof(struct thread, tid): unsigned (32-bit) */
+  unsigned long thread_name_size; /* sizeof(struct thread::name), NUL included */
+  unsigned long reserved;         /* 0 */
+};
+
+extern const struct ksim_kernel_abi ksim_kernel_abi;
+
+#endif
