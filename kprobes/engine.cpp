@@ -320,7 +320,10 @@ void Engine::remove_probe(ProbeRec& rec) {
   disarm(*point);
   point->removed = true;
   table_.erase(point->addr);
-  if (point->slot) slots_.free(point->slot, cpus_);
+  if (point->slot) {
+    slots_.free(point->slot, cpus_);
+    reclaim_slots();  // at once if no CPU is inside the engine
+  }
 }
 
 int Engine::register_kprobe(Kprobe& kp) {

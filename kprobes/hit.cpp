@@ -175,6 +175,9 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   uint64_t handlers = 0;
   bool redirected = false;
   ++stats_.hits;
+  // Handlers see the PC at the probed instruction (RV64 Linux's epc; x86
+  // Linux shows the byte after the int3, a detail ksim does not copy).
+  cpu.set_pc(p->addr);
   for (auto& rec : recs) {
     if (rec->disabled || !rec->user) continue;  // disabled or unregistered meanwhile
     Kprobe& kp = *rec->user;

@@ -125,6 +125,9 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
     std::unique_ptr<KretprobeInstance> inst = std::move(list.back());
     list.pop_back();
     ret = inst->ret_addr;
+    // The handler sees the PC at the real return address (Linux sets it
+    // before calling the handlers, so they can unwind from there).
+    cpu.set_pc(ret);
     if (Kretprobe* rp = inst->rp) {
       // Linux runs the handler with current_kprobe = &rp->kp, HIT_ACTIVE.
       ++handlers;

@@ -191,6 +191,30 @@ TEST_CASE("Group and event names: GRP/EVENT, EVENT, and GRP/ alone", "[kprobes][
   CHECK(group_only.event == "p_do_fork_8");
 }
 
+TEST_CASE("ksim shorthand: p:SYM NAME=ARG and r:SYM NAME=ARG take the name as the target", "[kprobes][events]") {
+  ProbeSpec p = parse_x86("p:do_fork flags=$arg1");
+  CHECK(p.symbol == "do_fork");
+  CHECK(p.event == "p_do_fork_0");
+  REQUIRE(p.args.size() == 1);
+  CHECK(p.args[0].name == "flags");
+  ProbeSpec r = parse_x86("r:sys_open ret=$retval");
+  CHECK(r.is_return());
+  CHECK(r.symbol == "sys_open");
+  CHECK(r.event == "r_sys_open_0");
+  ProbeSpec off = parse_x86("p:grp/do_fork+4 x=%ax");
+  CHECK(off.group == "grp");
+  CHECK(off.symbol == "do_fork");
+  CHECK(off.offset == 4);
+  CHECK(off.event == "p_do_fork_4");
+  ProbeSpec alone = parse_x86("r8:sys_open");
+  CHECK(alone.symbol == "sys_open");
+  CHECK(alone.maxactive == 8);
+  // With a target word the name after ':' is the event, as in Linux.
+  ProbeSpec linux_form = parse_x86("p:do_fork do_fork flags=$arg1");
+  CHECK(linux_form.event == "do_fork");
+  check_refused("p:do_fork+x flags=$arg1", 10, "bad offset");
+}
+
 TEST_CASE("Return probes: r, r<MAXACTIVE>, r with +0, and p with %return", "[kprobes][events]") {
   ProbeSpec r = parse_x86("r sys_open");
   CHECK(r.kind == ProbeKind::kretprobe);
@@ -348,8 +372,8 @@ TEST_CASE("Refused: empty or invalid event and group names", "[kprobes][events]"
 }
 
 TEST_CASE("Refused: missing or malformed targets and offsets", "[kprobes][events]") {
-  check_refused("p:ev", 4, "missing probe target");
-  check_refused("p:ev   ", 7, "missing probe target");
+  check_refused("p:grp/", 6, "missing probe target");  // "p:ev" alone is the shorthand for a probe on ev
+  check_refused("p:grp/   ", 6, "missing probe target");
   check_refused("p do_fork+0x1g", 10, "bad offset '0x1g'");
   check_refused("p do_fork+", 10, "bad offset ''");
   check_refused("p do_fork-4", 9, "negative probe offset");

@@ -107,10 +107,29 @@ class SpecParser {
     std::vector<Word> words = split_words(text_);
     if (words.empty()) fail(0, "empty probe spec (expected p or r, a target and arguments)");
     parse_head(words[0]);
-    if (words.size() < 2) fail(text_.size(), "missing probe target (SYMBOL[+OFFS] or ADDR)");
-    parse_target(words[1]);
+    // ksim's shorthand "p:SYM[+OFFS] ARGS" (the form ksim's own examples
+    // use): when no target follows the head, or the next word is a fetch
+    // argument (NAME=...; a target never holds '='), the name after ':' is
+    // the target, and the event gets Linux's default name.
+    size_t first_arg = 2;
+    if (has_head_name_ && (words.size() < 2 || words[1].text.find('=') != std::string_view::npos)) {
+      std::string_view name = head_name_.text;
+      size_t column = head_name_.column;
+      if (size_t slash = name.find('/'); slash != std::string_view::npos) {
+        parse_event_name(name.substr(0, slash + 1), column);  // the group only
+        name.remove_prefix(slash + 1);
+        column += slash + 1;
+      }
+      if (name.empty()) fail(column, "missing probe target (SYMBOL[+OFFS] or ADDR)");
+      parse_target(Word{name, column});
+      first_arg = 1;
+    } else {
+      if (has_head_name_) parse_event_name(head_name_.text, head_name_.column);
+      if (words.size() < 2) fail(text_.size(), "missing probe target (SYMBOL[+OFFS] or ADDR)");
+      parse_target(words[1]);
+    }
     if (spec_.event.empty()) spec_.event = default_event_name();
-    for (size_t i = 2; i < words.size(); ++i) parse_arg(words[i], i - 2);
+    for (size_t i = first_arg; i < words.size(); ++i) parse_arg(words[i], i - first_arg);
     return std::move(spec_);
   }
 
@@ -139,8 +158,13 @@ class SpecParser {
       }
       spec_.maxactive = static_cast<int>(*n);
     }
-    if (colon != std::string_view::npos) parse_event_name(t.substr(colon + 1), w.column + colon + 1);
+    if (colon != std::string_view::npos) {
+      has_head_name_ = true;
+      head_name_ = Word{t.substr(colon + 1), w.column + colon + 1};
+    }
   }
+  bool has_head_name_ = false;
+  Word head_name_{};
 
   void parse_event_name(std::string_view name, size_t column) {
     const size_t slash = name.find('/');

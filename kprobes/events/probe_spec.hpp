@@ -5,6 +5,12 @@
 //   p[:[GRP/][EVENT]] SYMBOL%return [FETCHARGS]          kretprobe (5.11+ form)
 //   r[MAXACTIVE][:[GRP/][EVENT]] SYMBOL[+0]|ADDR [FETCHARGS]
 //
+// ksim shorthand: `p:SYM[+OFFS] NAME=ARG...` and `r:SYM NAME=ARG...` (no
+// target word after the head, or a NAME=... right after it) take the name
+// after ':' as the target and give the event Linux's default name; so
+// `p:do_fork flags=$arg1` probes do_fork as event p_do_fork_0. Linux would
+// read do_fork as the event name and refuse the spec.
+//
 // FETCHARGS (at most 128), each `[NAME=]FETCHARG[:TYPE]`:
 //   %REG            register (names from the Arch: %di, %ax, %a0, %ip, %pc)
 //   @ADDR           memory at ADDR          @SYM[+|-OFFS]  memory at SYM+OFFS

@@ -1,0 +1,104 @@
+// A guest kernel (either ISA) on a machine with a kprobes engine attached,
+// for the engine's tests: images, running, reading the kernel's totals, and
+// checking that the guest text is back to what the image had.
+#pragma once
+#include <cstring>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "kprobes/engine.hpp"
+#include "sim/elf/elf_image.hpp"
+#include "sim/machine.hpp"
+
+namespace ksim::test {
+
+inline const ElfImage& kernel_image(Isa isa, bool preempt = true) {
+  auto path = [](Isa i, bool p) {
+    std::string dir = std::string(KSIM_BINARY_DIR) + "/workloads/";
+    if (i == Isa::rv64) return dir + "rv64/kernel_" + (p ? "preempt" : "nopreempt") + ".elf";
+    return dir + "x86/kernel_x86_" + (p ? "preempt" : "nopreempt") + ".elf";
+  };
+  static const ElfImage rv_p = load_elf_file(path(Isa::rv64, true), Isa::rv64);
+  static const ElfImage rv_n = load_elf_file(path(Isa::rv64, false), Isa::rv64);
+  static const ElfImage x_p = load_elf_file(path(Isa::x86_64, true), Isa::x86_64);
+  static const ElfImage x_n = load_elf_file(path(Isa::x86_64, false), Isa::x86_64);
+  if (isa == Isa::rv64) return preempt ? rv_p : rv_n;
+  return preempt ? x_p : x_n;
+}
+
+inline const ElfImage& bench_image(Isa isa) {
+  static const ElfImage rv =
+      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/probe_bench_rv64.elf", Isa::rv64);
+  static const ElfImage x =
+      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/x86/probe_bench_x86.elf", Isa::x86_64);
+  return isa == Isa::rv64 ? rv : x;
+}
+
+struct KprobeRig {
+  const ElfImage& image;
+  Machine m;
+  std::unique_ptr<kprobes::Engine> eng;
+
+  static MachineConfig config(Isa isa, int cpus, uint64_t seed, uint64_t quantum) {
+    MachineConfig c;
+    c.isa = isa;
+    c.cpus = cpus;
+    c.seed = seed;
+    c.quantum = quantum;
+    c.max_cycles = 4'000'000'000ull;
+    return c;
+  }
+  KprobeRig(const ElfImage& img, int cpus = 4, uint64_t seed = 0,
+            kprobes::StepMode mode = kprobes::StepMode::modern, uint64_t quantum = 1)
+      : image(img), m(config(img.isa, cpus, seed, quantum)) {
+    m.load(image);
+    eng = std::make_unique<kprobes::Engine>(m, mode);
+  }
+  Isa isa() const { return image.isa; }
+  uint64_t sym(const char* name) const {
+    const Symbol* s = m.symbols().find(name);
+    return s ? s->addr : 0;
+  }
+  const Symbol* symbol(const char* name) const { return m.symbols().find(name); }
+  template <typename T>
+  T read(uint64_t addr) {
+    T v{};
+    m.bus().read_bytes(addr, &v, sizeof v);
+    return v;
+  }
+  // A number the kernel printed as "<n> <what>" in its final lines.
+  long printed(const std::string& what) const {
+    std::smatch mt;
+    std::regex re("(\\d+) " + what);
+    const std::string& c = m.console();
+    return std::regex_search(c, mt, re) ? std::stol(mt[1]) : -1;
+  }
+  bool passed(const RunResult& r) const {
+    return r.end == RunResult::End::poweroff && r.status == 0 &&
+           m.console().find("all work done") != std::string::npos;
+  }
+  // Every loaded byte of the image (text, data, the slot area) that is
+  // code: the executable segments must read back exactly as loaded.
+  // With `slots` false the slot area is left out (probes still registered
+  // own their slots there).
+  std::string text_diff(bool slots = true) {
+    std::string out;
+    const Symbol* slot_sym = m.symbols().find("__kprobe_slots_start");
+    for (const ElfSegment& s : image.segments) {
+      if (!s.executable) continue;
+      if (!slots && slot_sym && slot_sym->addr == s.paddr) continue;
+      std::vector<uint8_t> now(s.bytes.size());
+      m.bus().read_bytes(s.paddr, now.data(), now.size());
+      for (size_t i = 0; i < now.size(); ++i)
+        if (now[i] != s.bytes[i]) {
+          out += m.symbols().format(s.paddr + i) + " ";
+          if (out.size() > 400) return out;
+        }
+    }
+    return out;
+  }
+};
+
+}  // namespace ksim::test
