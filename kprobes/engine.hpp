@@ -160,6 +160,7 @@ class Engine {
   void park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles);
   void enter(CtlBlk& cb);
   void leave(Cpu& cpu, CtlBlk& cb, uint64_t pc);
+  void end_busy(CtlBlk& cb);
   void do_lookup(Cpu& cpu, CtlBlk& cb);
   HookResult do_pre(Cpu& cpu, CtlBlk& cb);
   void start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p);

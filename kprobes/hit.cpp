@@ -54,10 +54,15 @@ void Engine::leave(Cpu& cpu, CtlBlk& cb, uint64_t pc) {
   arch_->restore(cpu, cb.flags);
   cb.current.reset();
   cb.status = KStatus::idle;
-  if (!cb.jprobe_active) {
-    cb.busy = false;
-    ++cb.completed;
-  }
+  end_busy(cb);
+}
+
+// The end of a busy spell: a grace period may be over for freed slots.
+void Engine::end_busy(CtlBlk& cb) {
+  if (cb.status != KStatus::idle || cb.jprobe_active || !cb.busy) return;
+  cb.busy = false;
+  ++cb.completed;
+  if (slots_.garbage()) reclaim_slots();
 }
 
 HookResult Engine::on_parked(Cpu& cpu, CtlBlk& cb) {
@@ -119,10 +124,7 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
       ++stats_.strays;
       emit(cpu.id(), cpu.cycle(), addr, "stray");
     }
-    if (cb.status == KStatus::idle && !cb.jprobe_active) {
-      cb.busy = false;
-      ++cb.completed;
-    }
+    end_busy(cb);
     cpu.add_cycles(timing::kKprobeLookupCycles + timing::kKprobeResumeCycles);
     return;
   }

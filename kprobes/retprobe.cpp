@@ -141,10 +141,7 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
   emit(cpu.id(), cpu.cycle(), layout_.trampoline, "kretprobe-return", ret);
   cpu.set_pc(ret);
   arch_->restore(cpu, cb.trap_flags);
-  if (cb.status == KStatus::idle && !cb.jprobe_active) {
-    cb.busy = false;
-    ++cb.completed;
-  }
+  end_busy(cb);
   cpu.add_cycles(timing::kKretprobeReturnCycles + handlers * timing::kKprobeHandlerCycles);
   return HookResult::handled;
 }
