@@ -172,15 +172,16 @@ void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p)
 
 HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   std::shared_ptr<ProbePoint> p = cb.current;
-  // A copy: a handler may register or unregister probes.
-  std::vector<std::shared_ptr<ProbeRec>> recs = p->probes;
   uint64_t handlers = 0;
   bool redirected = false;
   ++stats_.hits;
   // Handlers see the PC at the probed instruction (RV64 Linux's epc; x86
   // Linux shows the byte after the int3, a detail ksim does not copy).
   cpu.set_pc(p->addr);
-  for (auto& rec : recs) {
+  // By index, holding each record: a handler may register or unregister
+  // probes (the vector may change under us; no per-hit copy of it).
+  for (size_t i = 0; i < p->probes.size(); ++i) {
+    std::shared_ptr<ProbeRec> rec = p->probes[i];
     if (rec->disabled || !rec->user) continue;  // disabled or unregistered meanwhile
     Kprobe& kp = *rec->user;
     ++kp.hits;
@@ -266,8 +267,8 @@ HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
   // SSDONE is set even with no post handler (Linux dec8784c9088).
   cb.status = KStatus::hit_ssdone;
   uint64_t handlers = 0;
-  std::vector<std::shared_ptr<ProbeRec>> recs = p->probes;
-  for (auto& rec : recs) {
+  for (size_t i = 0; i < p->probes.size(); ++i) {
+    std::shared_ptr<ProbeRec> rec = p->probes[i];
     if (rec->disabled || !rec->user || rec->type != ProbeRec::Type::k || !rec->user->post_handler) continue;
     ++handlers;
     rec->user->post_handler(*rec->user, cpu, 0);

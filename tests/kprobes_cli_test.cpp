@@ -1,0 +1,143 @@
+// `ksim run --probe`: the issue's command on both ISAs, the hit lines, the
+// summary and list, built-in actions, determinism, and every kind of bad
+// input ending with exit status 2 and a message that points at the problem.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+
+#include "support/run_process.hpp"
+
+using namespace ksim::test;
+
+namespace {
+
+std::string ksim_bin() {
+  const char* env = std::getenv("KSIM_BIN");
+  return env != nullptr && *env != '\0' ? env : KSIM_BINARY_DIR "/apps/ksim/ksim";
+}
+
+ProcessResult run_ksim(std::vector<std::string> args) {
+  args.insert(args.begin(), ksim_bin());
+  REQUIRE(std::filesystem::exists(args[0]));
+  ProcessResult r = run_process(args, std::chrono::seconds(120));
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.exited);
+  return r;
+}
+
+size_t count_lines(const std::string& out, const std::regex& re) {
+  size_t n = 0;
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) ++n;
+  return n;
+}
+
+std::string tail(const std::string& s) { return s.size() > 2500 ? s.substr(s.size() - 2500) : s; }
+
+}  // namespace
+
+TEST_CASE("ksim run --probe 'p:do_fork flags=$arg1' --probe 'r:sys_open ret=$retval' on 4 CPUs",
+          "[kprobes][cli]") {
+  const std::string isa = GENERATE("rv64", "x86");
+  ProcessResult r = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:do_fork flags=$arg1", "--probe",
+                          "r:sys_open ret=$retval", "--probes-list"});
+  INFO(tail(r.out) << r.err);
+  REQUIRE(r.status == 0);
+  // ftrace lines: "<comm>-<pid> [cpu] <cycle>: <event>: (<where>) <args>"
+  const std::regex fork_line(R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: p_do_fork_0: \(do_fork\+0x0/0x[0-9a-f]+\) flags=0x[0-9a-f]+\n)");
+  const std::regex open_line(
+      R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: r_sys_open_0: \(worker_main\+0x[0-9a-f]+/0x[0-9a-f]+ <- sys_open\) ret=0x[0-9a-f]+\n)");
+  CHECK(count_lines(r.out, fork_line) == 1536);
+  CHECK(count_lines(r.out, open_line) == 1536);
+  CHECK(count_lines(r.out, std::regex("ret=0xfffffffffffffffe")) == 384);  // -ENOENT
+  CHECK(r.out.find("  p:kprobes/p_do_fork_0 do_fork flags=$arg1: hits 1536, nmissed 0\n") != std::string::npos);
+  CHECK(r.out.find("  r:kprobes/r_sys_open_0 sys_open ret=$retval: hits 1536, nmissed 0\n") != std::string::npos);
+  CHECK(std::regex_search(r.out, std::regex(R"(kprobes/list:\n[0-9a-f]{16}  k  do_fork\+0x0\n[0-9a-f]{16}  r  sys_open\+0x0\n)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\ncycles: \d+\ntrace-hash: [0-9a-f]{16}\n$)")));
+  // The same command gives the same run.
+  ProcessResult again = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:do_fork flags=$arg1", "--probe",
+                              "r:sys_open ret=$retval", "--probes-list"});
+  CHECK(again.out.substr(again.out.find("cycles:")) == r.out.substr(r.out.find("cycles:")));
+}
+
+TEST_CASE("probe actions: count prints nothing, override injects a return value, set writes a register",
+          "[kprobes][cli]") {
+  const std::string isa = GENERATE("rv64", "x86");
+  const std::string elf = std::string(KSIM_BINARY_DIR) + "/workloads/" + (isa == "rv64" ? "rv64" : "x86") +
+                          "/probe_bench_" + (isa == "rv64" ? "rv64" : "x86") + ".elf";
+  ProcessResult count = run_ksim({"run", "--isa", isa, "--elf", elf, "--probe", "p bench_target", "--probe-action",
+                              "p_bench_target_0=count"});
+  INFO(tail(count.out) << count.err);
+  REQUIRE(count.status == 0);
+  CHECK(count.out.find("p_bench_target_0:") == std::string::npos);
+  CHECK(count.out.find("hits 100000, nmissed 0, action count") != std::string::npos);
+  CHECK(count.out.find("result 04f7178148a34ec2") != std::string::npos);  // unchanged by probing
+
+  // bench_target returns 1 without running: the sum is the call count.
+  ProcessResult over = run_ksim({"run", "--isa", isa, "--elf", elf, "--probe", "p:bench_target", "--probe-action",
+                             "p_bench_target_0=override:1"});
+  INFO(tail(over.out) << over.err);
+  REQUIRE(over.status == 0);
+  CHECK(over.out.find("result 00000000000186a0") != std::string::npos);
+  // A return probe's override replaces the value returned.
+  ProcessResult rover = run_ksim({"run", "--isa", isa, "--elf", elf, "--probe", "r:bench_target", "--probe-action",
+                              "r_bench_target_0=override:2"});
+  REQUIRE(rover.status == 0);
+  CHECK(rover.out.find("result 0000000000030d40") != std::string::npos);
+  // set: the first argument forced to 0 at every entry changes the result.
+  const std::string a1 = isa == "rv64" ? "%a0" : "%di";
+  ProcessResult set = run_ksim({"run", "--isa", isa, "--elf", elf, "--probe", "p:bench_target", "--probe-action",
+                            "p_bench_target_0=set:" + a1 + "=0"});
+  REQUIRE(set.status == 0);
+  CHECK(set.out.find("result 04f7178148a34ec2") == std::string::npos);
+  CHECK(set.out.find("p_bench_target_0: (bench_target+0x0/") != std::string::npos);
+}
+
+TEST_CASE("x86 classic and modern stepping give the same guest results", "[kprobes][cli]") {
+  ProcessResult classic = run_ksim({"run", "--isa", "x86", "--cpus", "2", "-q", "--kprobes-mode", "classic", "--probe",
+                                "p:vfs_read count=$arg3:u64", "--probe", "r:fib_recursive v=$retval:u64"});
+  INFO(tail(classic.out) << classic.err);
+  REQUIRE(classic.status == 0);
+  CHECK(classic.out.find("all work done") == std::string::npos);  // -q: no console
+  CHECK(std::regex_search(classic.out, std::regex(R"(r_fib_recursive_0: hits [1-9]\d*, nmissed)")) == false);
+  CHECK(std::regex_search(classic.out, std::regex(R"(r:kprobes/r_fib_recursive_0 fib_recursive v=\$retval:u64: hits \d+)")));
+  ProcessResult rv = run_ksim({"run", "--isa", "rv64", "--kprobes-mode", "classic", "--probe", "p do_fork"});
+  CHECK(rv.status == 2);
+  CHECK(rv.err.find("x86 only") != std::string::npos);
+}
+
+TEST_CASE("bad probe specs and refused probes exit with status 2 and point at the problem", "[kprobes][cli]") {
+  struct Bad {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const std::vector<Bad> cases = {
+      {{"--probe", "p:do_fork flags=%foo"}, "unknown register 'foo'"},
+      {{"--probe", "q do_fork"}, "unknown probe type"},
+      {{"--probe", "p:do_fork x=$retval"}, "$retval"},
+      {{"--probe", "p no_such_function"}, "unknown symbol 'no_such_function'"},
+      {{"--probe", "p die_trap"}, "blacklisted"},
+      {{"--probe", "r do_fork+4"}, "function entry"},
+      {{"--probe", "p do_fork", "--probe", "p do_fork"}, "already exists"},
+      {{"--probe", "p do_fork", "--probe-action", "nosuch=count"}, "no probe event named 'nosuch'"},
+      {{"--probe", "p do_fork", "--probe-action", "p_do_fork_0=explode"}, "bad probe action"},
+      {{"--probes-list"}, "need at least one --probe"},
+      {{"--probe", "p do_fork", "--checkpoint-at", "100", "--checkpoint-file", "/tmp/x"}, "checkpoints"},
+  };
+  for (const Bad& b : cases) {
+    std::vector<std::string> args = {"run", "--cpus", "2"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    ProcessResult r = run_ksim(args);
+    INFO(b.message << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+  }
+  // The caret sits under the bad register.
+  ProcessResult r = run_ksim({"run", "--probe", "p:do_fork flags=%foo"});
+  CHECK(r.err.find("  p:do_fork flags=%foo\n                   ^") != std::string::npos);
+  // x86: an address inside an instruction is refused.
+  ProcessResult mid = run_ksim({"run", "--isa", "x86", "--probe", "p do_fork+1"});
+  CHECK(mid.status == 2);
+  CHECK(mid.err.find("EILSEQ") != std::string::npos);
+}
