@@ -150,6 +150,7 @@ void Engine::charge_caller(uint64_t cycles) {
 }
 
 void Engine::emit(int cpu, uint64_t cycle, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
+  if (m_.events().empty()) return;
   m_.events().emit(Event{cycle, cpu, EventKind::probe, addr, b, c, what});
 }
 

@@ -138,7 +138,11 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
   cb.flags = cb.trap_flags;
   ++cb.hits;
   emit(cpu.id(), cpu.cycle(), addr, status_name(cb.status));
-  park(cpu, cb, Phase::pre, timing::kKprobeLookupCycles);
+  // Lookup and pre handlers run back to back (Linux runs them in one
+  // handler with interrupts off; nothing another CPU does can be seen in
+  // between except an unregister, which do_pre handles).
+  cpu.add_cycles(timing::kKprobeLookupCycles);
+  do_pre(cpu, cb);
 }
 
 // A probe hit while this CPU already runs one (a guest-side jprobe handler
@@ -231,7 +235,8 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
     }
     cb.resume_pc = cpu.pc();
     emit(cpu.id(), cpu.cycle(), p.addr, "emulate", cb.resume_pc);
-    park(cpu, cb, Phase::post, timing::kKprobeEmulateCycles);
+    cpu.add_cycles(timing::kKprobeEmulateCycles);
+    do_post(cpu, cb);
     return;
   }
   arch_->begin_step(cpu, p.insn, p.slot);
@@ -244,8 +249,8 @@ HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
   arch_->finish_step(cpu, bus_, p.insn, p.slot, cb.flags);
   cb.resume_pc = cpu.pc();
   emit(cpu.id(), cpu.cycle(), p.addr, "step-done", cb.resume_pc);
-  park(cpu, cb, Phase::post, timing::kKprobeStepEndCycles);
-  return HookResult::handled;
+  cpu.add_cycles(timing::kKprobeStepEndCycles);
+  return do_post(cpu, cb);
 }
 
 // --- Post handlers and resume ----------------------------------------------------------

@@ -51,6 +51,8 @@ class EventStream {
     for (auto* o : observers_) o->on_event(e);
   }
   bool wants_insns() const;
+  // No observer: producers may skip building events.
+  bool empty() const { return observers_.empty(); }
 
  private:
   std::vector<EventObserver*> observers_;

@@ -43,6 +43,7 @@ class Rv64Platform final : public Platform {
       auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks(),
                                             m.perturbation());
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
+        if (m_.events().empty()) return;  // nobody listens: skip building events
         Event e;
         e.cycle = hart.cycle();
         e.cpu = hart.id();

@@ -39,6 +39,7 @@ class X86Platform final : public Platform {
     for (int i = 0; i < m.config().cpus; ++i) {
       auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation());
       c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
+        if (m_.events().empty()) return;  // nobody listens: skip building events
         m_.events().emit(Event{cpu.cycle(), cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
                                r.info.cause, r.info.tval, r.info.pc,
                                (r.delivered ? std::string("delivered") : std::string("hooked")) +
