@@ -23,7 +23,7 @@ enum class EventKind : uint8_t {
   idle,       // the CPU waits for an interrupt
   wake,       // the CPU left idle
   exit,       // a = status; text = how the run ended
-  probe,      // reserved for the kprobes engine
+  probe,      // kprobes engine state change: a = probe address, text = what (docs/KPROBES.md)
 };
 
 const char* event_kind_name(EventKind k);

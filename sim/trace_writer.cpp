@@ -69,6 +69,12 @@ void TraceWriter::on_event(const Event& e) {
     case EventKind::ipi_recv:
       std::fprintf(f_, ",\"peer\":%llu", static_cast<unsigned long long>(e.a));
       break;
+    case EventKind::probe:  // a = probe address; b, c: per state (docs/KPROBES.md)
+      hexfield("addr", e.a);
+      where(e.a);
+      if (e.b) hexfield("b", e.b);
+      if (e.c) hexfield("c", e.c);
+      break;
     default:
       break;
   }

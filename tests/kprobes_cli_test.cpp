@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "support/run_process.hpp"
@@ -92,6 +93,23 @@ TEST_CASE("probe actions: count prints nothing, override injects a return value,
   REQUIRE(set.status == 0);
   CHECK(set.out.find("result 04f7178148a34ec2") == std::string::npos);
   CHECK(set.out.find("p_bench_target_0: (bench_target+0x0/") != std::string::npos);
+}
+
+TEST_CASE("--trace with probes: every state change of a hit is a probe event in the trace", "[kprobes][cli]") {
+  const std::string trace = std::string(KSIM_BINARY_DIR) + "/kprobes_cli_trace.jsonl";
+  ProcessResult r = run_ksim({"run", "--cpus", "2", "-q", "--probe", "p:do_fork", "--probe-action",
+                              "p_do_fork_0=count", "--trace", trace});
+  REQUIRE(r.status == 0);
+  std::ifstream in(trace);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* state : {"trap", "KPROBE_HIT_ACTIVE", "KPROBE_HIT_SS", "step-done", "KPROBE_HIT_SSDONE", "arm",
+                            "register"}) {
+    INFO(state);
+    CHECK(all.find(std::string("\"kind\":\"probe\",\"addr\":\"0x") ) != std::string::npos);
+    CHECK(all.find(std::string("\"sym\":\"do_fork\"") ) != std::string::npos);
+    CHECK(all.find(std::string("\"text\":\"") + state + "\"") != std::string::npos);
+  }
+  std::filesystem::remove(trace);
 }
 
 TEST_CASE("x86 classic and modern stepping give the same guest results", "[kprobes][cli]") {

@@ -155,6 +155,7 @@ int cmd_run(const std::vector<std::string>& args) {
     r = m.run();
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (writer) m.events().remove(writer.get());
   writer.reset();  // flush the trace before printing the summary
 
   if (echo && !console_ends_with_newline) std::fputc('\n', stdout);
