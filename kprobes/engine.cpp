@@ -11,9 +11,9 @@
 namespace ksim::kprobes {
 
 namespace {
-// Slot-area layout: the first cells are the engine's own breakpoints.
-constexpr uint64_t kParkingOffset = 0;      // where CPUs park between phases
-constexpr uint64_t kTrampolineOffset = 16;  // kretprobe trampoline fallback
+// Slot-area layout: the first cells are reserved for the engine's own
+// code (a kretprobe trampoline when the image has none of its own).
+constexpr uint64_t kTrampolineOffset = 16;
 constexpr uint64_t kReservedBytes = 64;
 
 std::string hex(uint64_t v) {
@@ -58,10 +58,12 @@ Engine::Engine(Machine& m, StepMode mode)
     slots_.init(layout_.slots_begin + kReservedBytes, layout_.slots_end, arch_->slot_size());
   // At the head of the chain: breakpoints are ours before the guest's.
   hook_id_ = m.trap_hooks().add(-1000, [this](Cpu& c, const TrapInfo& t) { return on_trap(c, t); });
+  m.set_host_agent(this);
 }
 
 Engine::~Engine() {
   m_.trap_hooks().remove(hook_id_);
+  m_.set_host_agent(nullptr);
   for (auto& [addr, p] : table_) {
     disarm(*p);
     for (auto& r : p->probes)
@@ -79,10 +81,7 @@ GuestLayout Engine::find_layout() const {
   g.slots_begin = addr_of("__kprobe_slots_start");
   g.slots_end = addr_of("__kprobe_slots_end");
   if (g.slots_end <= g.slots_begin) g.slots_begin = g.slots_end = 0;
-  if (g.slots_begin) {
-    g.parking = g.slots_begin + kParkingOffset;
-    g.trampoline = g.slots_begin + kTrampolineOffset;
-  }
+  if (g.slots_begin) g.trampoline = g.slots_begin + kTrampolineOffset;
   if (const Symbol* t = syms.find("kretprobe_trampoline")) g.trampoline = t->addr;
   if (const Symbol* j = syms.find("jprobe_return")) {
     g.jprobe_return = j->addr;
@@ -149,9 +148,9 @@ void Engine::charge_caller(uint64_t cycles) {
   if (caller_cpu_ >= 0 && caller_cpu_ < m_.cpu_count()) m_.cpu(caller_cpu_).add_cycles(cycles);
 }
 
-void Engine::emit(int cpu, uint64_t cycle, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
-  if (m_.events().empty()) return;
-  m_.events().emit(Event{cycle, cpu, EventKind::probe, addr, b, c, what});
+void Engine::emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
+  if (m_.events().empty()) return;  // the hit path stays free of virtual calls for nobody
+  m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::probe, addr, b, c, what});
 }
 
 // --- Text: arming and disarming ------------------------------------------------
@@ -174,7 +173,7 @@ void Engine::arm(ProbePoint& p) {
   bus_.write_bytes(p.addr, p.insn.bp, p.insn.bp_len);
   p.armed = true;
   charge_caller(timing::kTextPokeCycles);
-  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), p.addr, "arm");
+  emit(m_.cpu(caller_cpu_), p.addr, "arm");
 }
 
 void Engine::disarm(ProbePoint& p) {
@@ -182,7 +181,7 @@ void Engine::disarm(ProbePoint& p) {
   bus_.write_bytes(p.addr, p.insn.orig, p.insn.bp_len);
   p.armed = false;
   charge_caller(timing::kTextPokeCycles);
-  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), p.addr, "disarm");
+  emit(m_.cpu(caller_cpu_), p.addr, "disarm");
 }
 
 // A point is armed when the engine is enabled and any of its probes is.
@@ -301,13 +300,13 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   kp.rec = rec.get();
   point->probes.push_back(std::move(rec));
   update_arming(*point);
-  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), addr, "register", point->probes.back()->id);
+  emit(m_.cpu(caller_cpu_), addr, "register", point->probes.back()->id);
   return 0;
 }
 
 void Engine::remove_probe(ProbeRec& rec) {
   auto point = rec.point;
-  emit(caller_cpu_, m_.cpu(caller_cpu_).cycle(), point->addr, "unregister", rec.id);
+  emit(m_.cpu(caller_cpu_), point->addr, "unregister", rec.id);
   if (rec.user) rec.user->rec = nullptr;
   rec.user = nullptr;  // no handler of it runs from now on
   auto& v = point->probes;

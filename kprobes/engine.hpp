@@ -3,11 +3,12 @@
 //
 // How a hit runs. The engine sits at the head of the machine's trap hook
 // chain. A CPU that executes a probe's breakpoint traps; the engine masks
-// its interrupts and *parks* it: the PC moves to a breakpoint in the guest
-// slot area and the CPU is charged the cycles of the work just done. When
-// the scheduler runs that CPU again it traps on the parking breakpoint and
+// its interrupts and *parks* it: the CPU is charged the cycles of the work
+// just done and leaves its run loop with the next phase pending (the
+// engine is the machine's HostAgent). When the scheduler gives that CPU its
+// turn again it calls the engine back instead of running instructions, and
 // the engine does the next phase. So a hit is a sequence of phases
-//   trap -> lookup -> pre handlers -> step (the guest runs the slot) or
+//   trap -> lookup + pre handlers -> step (the guest runs the slot) or
 //   emulate -> post handlers -> resume
 // each costing the CPU cycles (cpu/timing.hpp, kprobes section), with the
 // other CPUs running in between: a CPU can find the probe gone at lookup,
@@ -59,7 +60,6 @@ struct ProbePoint {
 // Addresses the engine needs from the guest image (by symbol).
 struct GuestLayout {
   uint64_t slots_begin = 0, slots_end = 0;  // __kprobe_slots_start / _end
-  uint64_t parking = 0;                     // the engine's parking breakpoint
   uint64_t trampoline = 0;                  // kretprobe_trampoline
   uint64_t jprobe_return = 0, jprobe_return_end = 0;
   std::vector<std::pair<uint64_t, uint64_t>> blacklist;  // [begin, end) ranges
@@ -72,7 +72,7 @@ struct EngineStats {
   uint64_t hits = 0, misses = 0, strays = 0, reentries = 0, returns = 0;
 };
 
-class Engine {
+class Engine final : public HostAgent {
  public:
   explicit Engine(Machine& m, StepMode mode = StepMode::modern);
   ~Engine();  // disarms everything: the guest text is as it was
@@ -135,6 +135,10 @@ class Engine {
 
   Machine& machine() { return m_; }
 
+  // HostAgent: a parked CPU's next phase.
+  bool pending(int cpu) const override { return cpus_[static_cast<size_t>(cpu)].phase != Phase::none; }
+  void resume(Cpu& cpu) override;
+
  private:
   friend struct HitPath;
   HookResult on_trap(Cpu& cpu, const TrapInfo& t);
@@ -149,12 +153,11 @@ class Engine {
   void disarm(ProbePoint& p);
   void update_arming(ProbePoint& p);
   void charge_caller(uint64_t cycles);
-  void emit(int cpu, uint64_t cycle, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0);
+  void emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0);
   GuestLayout find_layout() const;
 
   // Hit path (hit.cpp).
   HookResult on_breakpoint(Cpu& cpu, CtlBlk& cb, const TrapInfo& t);
-  HookResult on_parked(Cpu& cpu, CtlBlk& cb);
   HookResult on_step_end(Cpu& cpu, CtlBlk& cb);
   HookResult on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t);
   void park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles);

@@ -1,6 +1,6 @@
 // The hit path: what Linux's kprobe_int3_handler / kprobe_breakpoint_handler,
 // the single-step handlers, reenter_kprobe and kprobe_fault_handler do,
-// split into phases separated by parking traps (see engine.hpp).
+// split into phases with scheduling points between them (see engine.hpp).
 #include <algorithm>
 
 #include "cpu/timing.hpp"
@@ -21,7 +21,6 @@ HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (t.interrupt) return HookResult::pass;  // never while we own the CPU: masked
   if (arch_->is_breakpoint_trap(t)) {
-    if (t.pc == layout_.parking && cb.phase != Phase::none) return on_parked(cpu, cb);
     if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
       return on_step_end(cpu, cb);
     return on_breakpoint(cpu, cb, t);
@@ -35,10 +34,13 @@ HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
 
 // --- Phase plumbing -------------------------------------------------------------
 
+// The CPU leaves its run loop with `next` pending; the scheduler calls
+// resume() when its turn comes (after the other CPUs have caught up with
+// the cycles charged here). The PC stays where the trap left it.
 void Engine::park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles) {
   cb.phase = next;
-  cpu.set_pc(layout_.parking);
   cpu.add_cycles(cycles);
+  cpu.request_stop();
 }
 
 void Engine::enter(CtlBlk& cb) {
@@ -65,18 +67,18 @@ void Engine::end_busy(CtlBlk& cb) {
   if (slots_.garbage()) reclaim_slots();
 }
 
-HookResult Engine::on_parked(Cpu& cpu, CtlBlk& cb) {
+void Engine::resume(Cpu& cpu) {
+  CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   Phase ph = cb.phase;
   cb.phase = Phase::none;
   switch (ph) {
-    case Phase::lookup: do_lookup(cpu, cb); return HookResult::handled;
-    case Phase::pre: return do_pre(cpu, cb);
-    case Phase::post: return do_post(cpu, cb);
-    case Phase::ret: return do_return(cpu, cb);
-    case Phase::jret: return do_jprobe_return(cpu, cb);
+    case Phase::lookup: do_lookup(cpu, cb); break;
+    case Phase::pre: do_pre(cpu, cb); break;
+    case Phase::post: do_post(cpu, cb); break;
+    case Phase::ret: do_return(cpu, cb); break;
+    case Phase::jret: do_jprobe_return(cpu, cb); break;
     case Phase::none: break;
   }
-  return HookResult::pass;
 }
 
 // --- Trap ---------------------------------------------------------------------------
@@ -95,7 +97,7 @@ HookResult Engine::on_breakpoint(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
     next = Phase::ret;
   else if (cb.jprobe_active && addr >= layout_.jprobe_return && addr < layout_.jprobe_return_end)
     next = Phase::jret;
-  emit(cpu.id(), cpu.cycle(), addr, "trap", static_cast<uint64_t>(next));
+  emit(cpu, addr, "trap", static_cast<uint64_t>(next));
   park(cpu, cb, next, timing::kKprobeTrapCycles);
   return HookResult::handled;
 }
@@ -118,11 +120,11 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
     arch_->restore(cpu, cb.trap_flags);
     if (foreign) {
       cb.pass_once_at = addr;
-      emit(cpu.id(), cpu.cycle(), addr, "foreign");
+      emit(cpu, addr, "foreign");
     } else {
       ++cb.strays;
       ++stats_.strays;
-      emit(cpu.id(), cpu.cycle(), addr, "stray");
+      emit(cpu, addr, "stray");
     }
     end_busy(cb);
     cpu.add_cycles(timing::kKprobeLookupCycles + timing::kKprobeResumeCycles);
@@ -137,7 +139,7 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
   cb.status = KStatus::hit_active;
   cb.flags = cb.trap_flags;
   ++cb.hits;
-  emit(cpu.id(), cpu.cycle(), addr, status_name(cb.status));
+  emit(cpu, addr, status_name(cb.status));
   // Lookup and pre handlers run back to back (Linux runs them in one
   // handler with interrupts off; nothing another CPU does can be seen in
   // between except an unregister, which do_pre handles).
@@ -167,7 +169,7 @@ void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p)
   cb.current = p;
   cb.status = KStatus::reenter;
   cb.flags = cb.trap_flags;
-  emit(cpu.id(), cpu.cycle(), p->addr, status_name(cb.status));
+  emit(cpu, p->addr, status_name(cb.status));
   cpu.add_cycles(timing::kKprobeLookupCycles);
   start_step(cpu, cb, *p);
 }
@@ -212,12 +214,12 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   if (cb.jprobe_active) {
     // The guest-side jprobe handler runs now, with this probe still
     // current (KPROBE_HIT_ACTIVE) and interrupts masked.
-    emit(cpu.id(), cpu.cycle(), p->addr, "jprobe-handler", cpu.pc());
+    emit(cpu, p->addr, "jprobe-handler", cpu.pc());
     cpu.add_cycles(cost + timing::kJprobeSaveCycles);
     return HookResult::handled;
   }
   // The handler moved the PC: no step, no post handler.
-  emit(cpu.id(), cpu.cycle(), p->addr, "redirect", cpu.pc());
+  emit(cpu, p->addr, "redirect", cpu.pc());
   leave(cpu, cb, cpu.pc());
   cpu.add_cycles(cost + timing::kKprobeResumeCycles);
   return HookResult::handled;
@@ -234,13 +236,13 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
       return;
     }
     cb.resume_pc = cpu.pc();
-    emit(cpu.id(), cpu.cycle(), p.addr, "emulate", cb.resume_pc);
+    emit(cpu, p.addr, "emulate", cb.resume_pc);
     cpu.add_cycles(timing::kKprobeEmulateCycles);
     do_post(cpu, cb);
     return;
   }
   arch_->begin_step(cpu, p.insn, p.slot);
-  emit(cpu.id(), cpu.cycle(), p.addr, status_name(cb.status), p.slot);
+  emit(cpu, p.addr, status_name(cb.status), p.slot);
   cpu.add_cycles(timing::kKprobeStepSetupCycles);
 }
 
@@ -248,7 +250,7 @@ HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
   ProbePoint& p = *cb.current;
   arch_->finish_step(cpu, bus_, p.insn, p.slot, cb.flags);
   cb.resume_pc = cpu.pc();
-  emit(cpu.id(), cpu.cycle(), p.addr, "step-done", cb.resume_pc);
+  emit(cpu, p.addr, "step-done", cb.resume_pc);
   cpu.add_cycles(timing::kKprobeStepEndCycles);
   return do_post(cpu, cb);
 }
@@ -265,7 +267,7 @@ HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
     cb.status = cb.prev.status;
     cb.flags = cb.prev.flags;
     cb.prev = PrevKprobe{};
-    emit(cpu.id(), cpu.cycle(), p->addr, "reenter-done", cb.resume_pc);
+    emit(cpu, p->addr, "reenter-done", cb.resume_pc);
     cpu.add_cycles(timing::kKprobeResumeCycles);
     return HookResult::handled;
   }
@@ -278,7 +280,7 @@ HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
     ++handlers;
     rec->user->post_handler(*rec->user, cpu, 0);
   }
-  emit(cpu.id(), cpu.cycle(), p->addr, status_name(cb.status), cpu.pc());
+  emit(cpu, p->addr, status_name(cb.status), cpu.pc());
   leave(cpu, cb, cpu.pc());
   cpu.add_cycles(handlers * timing::kKprobeHandlerCycles + timing::kKprobeResumeCycles);
   return HookResult::handled;
@@ -301,14 +303,14 @@ HookResult Engine::on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
   Kprobe* kp = owner ? owner->user : nullptr;
 
   if (stepping(cb.status) && in_slot) {
-    emit(cpu.id(), cpu.cycle(), p->addr, "step-fault", t.cause);
+    emit(cpu, p->addr, "step-fault", t.cause);
     if (kp && kp->fault_handler && kp->fault_handler(*kp, cpu, trapnr)) {
       // Handled. A PC left in the slot means the handler fixed the cause:
       // the copy runs again, still stepping (as Linux returns to the
       // faulting instruction). Anywhere else: continue there.
       uint64_t pc = cpu.pc();
       if (pc >= p->slot && pc < p->slot + arch_->slot_size()) {
-        emit(cpu.id(), cpu.cycle(), p->addr, "step-retry", pc);
+        emit(cpu, p->addr, "step-retry", pc);
         cpu.add_cycles(timing::kKprobeStepSetupCycles);
         return HookResult::handled;
       }
@@ -341,7 +343,7 @@ HookResult Engine::on_fault(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
     // A fault in a handler (on ksim: a guest-side jprobe handler).
     for (auto& r : p->probes)
       if (r->user) ++r->user->nmissed;
-    emit(cpu.id(), cpu.cycle(), p->addr, "handler-fault", t.cause);
+    emit(cpu, p->addr, "handler-fault", t.cause);
     if (kp && kp->fault_handler && kp->fault_handler(*kp, cpu, trapnr)) return HookResult::handled;
   }
   return HookResult::pass;

@@ -73,7 +73,7 @@ HookResult Engine::do_jprobe_return(Cpu& cpu, CtlBlk& cb) {
   arch_->restore_snapshot(cpu, cb.jprobe_regs);
   if (!cb.jprobe_stack.empty()) bus_.write_bytes(cb.jprobe_sp, cb.jprobe_stack.data(), cb.jprobe_stack.size());
   cb.jprobe_active = false;
-  emit(cpu.id(), cpu.cycle(), cb.current->addr, "jprobe-return");
+  emit(cpu, cb.current->addr, "jprobe-return");
   cpu.add_cycles(timing::kJprobeRestoreCycles);
   start_step(cpu, cb, *cb.current);
   return HookResult::handled;

@@ -76,7 +76,7 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
   if (pool.empty()) {  // maxactive instances all in flight
     ++rp.nmissed;
     ++stats_.misses;
-    emit(cpu.id(), cpu.cycle(), rec.point->addr, "kretprobe-miss", rec.id);
+    emit(cpu, rec.point->addr, "kretprobe-miss", rec.id);
     return 0;
   }
   std::unique_ptr<KretprobeInstance> inst = std::move(pool.back());
@@ -96,7 +96,7 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
     ++rp.nmissed;
     return 0;
   }
-  emit(cpu.id(), cpu.cycle(), rec.point->addr, "kretprobe-entry", inst->ret_addr);
+  emit(cpu, rec.point->addr, "kretprobe-entry", inst->ret_addr);
   tasks_[inst->task].push_back(std::move(inst));
   return 0;
 }
@@ -138,7 +138,7 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
     }
   } while (ret == layout_.trampoline);
   if (list.empty()) tasks_.erase(it);
-  emit(cpu.id(), cpu.cycle(), layout_.trampoline, "kretprobe-return", ret);
+  emit(cpu, layout_.trampoline, "kretprobe-return", ret);
   cpu.set_pc(ret);
   arch_->restore(cpu, cb.trap_flags);
   end_busy(cb);

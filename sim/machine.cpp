@@ -313,7 +313,9 @@ RunResult Machine::run(const RunLimits& limits) {
     Cpu& c = *cpus_[cur];
     running_ = cur;
     const uint64_t until = std::min(slot_until_, limits.cycle);
-    if (limits.steps)
+    if (agent_ && agent_->pending(cur))
+      agent_->resume(c);  // host work on this CPU's behalf: no instruction runs
+    else if (limits.steps)
       c.step(until, limits.steps - now_steps);
     else
       c.run(until);

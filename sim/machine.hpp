@@ -65,6 +65,20 @@ struct RunResult {
 
 class Platform;  // ISA-specific devices and CPUs (sim/platform_*.cpp)
 
+// Host work done on a CPU's behalf in steps that the scheduler interleaves
+// with the other CPUs (the kprobes engine's phases of a probe hit). While
+// pending(cpu), the scheduler does not run the CPU's instructions: when
+// the CPU's turn comes it calls resume(), which does the next step and
+// charges the CPU its cycles (Cpu::add_cycles). A component that starts
+// such work from a trap hook makes the CPU leave its run loop with
+// Cpu::request_stop().
+class HostAgent {
+ public:
+  virtual ~HostAgent() = default;
+  virtual bool pending(int cpu) const = 0;
+  virtual void resume(Cpu& cpu) = 0;
+};
+
 class Machine {
  public:
   explicit Machine(const MachineConfig& cfg);
@@ -83,6 +97,8 @@ class Machine {
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
   Cpu& cpu(int i) { return *cpus_[i]; }
   TrapHookChain& trap_hooks() { return hooks_; }
+  // At most one agent (nullptr: none).
+  void set_host_agent(HostAgent* a) { agent_ = a; }
   EventStream& events() { return events_; }
   const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
@@ -136,6 +152,7 @@ class Machine {
   std::vector<uint64_t> ready_;  // per CPU: ready_at(), cached during run()
   int slot_cpu_ = -1;
   uint64_t slot_until_ = 0;
+  HostAgent* agent_ = nullptr;
   uint64_t tohost_ = 0;
   bool has_tohost_ = false;
 };

@@ -151,7 +151,7 @@ TEST_CASE("aggregate probes run in registration order; removing one leaves the o
   REQUIRE(rig.eng->register_kprobe(c) == 0);
   CHECK(rig.eng->points() == 1);  // one breakpoint, one slot
   RunLimits lim;
-  lim.cycle = 3'000'000;
+  lim.cycle = 1'500'000;
   REQUIRE(rig.m.run(lim).end == RunResult::End::paused);
   CHECK(order.substr(0, 6) == "abcabc");
   const uint64_t b_before = b.hits;
