@@ -117,6 +117,17 @@ GuestLayout Engine::find_layout() const {
   return g;
 }
 
+uint64_t Engine::current_task_key(int cpu) const {
+  const uint64_t fallback = 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu);
+  if (!layout_.has_abi) return fallback;
+  uint64_t curr = 0;
+  if (!bus_.read_bytes(layout_.percpu_areas + static_cast<uint64_t>(cpu) * layout_.percpu_size + layout_.off_curr,
+                       &curr, 8) ||
+      curr == 0)
+    return fallback;
+  return curr;
+}
+
 Engine::Task Engine::current_task(int cpu) const {
   Task t{"cpu" + std::to_string(cpu), 0, 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu)};
   if (!layout_.has_abi) return t;

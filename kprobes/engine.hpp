@@ -43,6 +43,8 @@ struct ProbeRec {
   uint64_t id = 0;              // registration number (events, listing)
   bool disabled = false;
   std::shared_ptr<ProbePoint> point;
+  // Type::r: the free kretprobe instances (maxactive of them at first).
+  std::vector<std::unique_ptr<KretprobeInstance>> pool;
 };
 
 // Everything registered at one address: one breakpoint, one slot, the
@@ -129,6 +131,8 @@ class Engine final : public HostAgent {
     uint64_t key = 0;  // identity for kretprobe instances
   };
   Task current_task(int cpu) const;
+  // Just the identity (one guest read; the hit path's version).
+  uint64_t current_task_key(int cpu) const;
 
   // Whose cycles registration work costs (the CPU "calling" the API).
   void set_caller_cpu(int cpu) { caller_cpu_ = cpu; }
@@ -191,10 +195,9 @@ class Engine final : public HostAgent {
   int caller_cpu_ = 0;
   uint64_t next_id_ = 1;
   EngineStats stats_;
-  // Kretprobe instances in flight, per task, most recent last; and the free
-  // pools of each registered kretprobe.
+  // Kretprobe instances in flight, per task, most recent last (only looked
+  // up by key, never iterated in an order that matters).
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<KretprobeInstance>>> tasks_;
-  std::unordered_map<Kretprobe*, std::vector<std::unique_ptr<KretprobeInstance>>> pools_;
 };
 
 }  // namespace ksim::kprobes

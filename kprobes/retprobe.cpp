@@ -28,14 +28,12 @@ int Engine::register_kretprobe(Kretprobe& rp) {
   auto rec = std::make_shared<ProbeRec>();
   rec->type = ProbeRec::Type::r;
   rec->rp = &rp;
-  if (int e = add_probe(rp.kp, rec); e < 0) return e;
-  auto& pool = pools_[&rp];
-  pool.clear();
   for (int i = 0; i < n; ++i) {
     auto inst = std::make_unique<KretprobeInstance>();
     inst->data.resize(rp.data_size);
-    pool.push_back(std::move(inst));
+    rec->pool.push_back(std::move(inst));
   }
+  if (int e = add_probe(rp.kp, rec); e < 0) return e;
   rp.nmissed = 0;
   rp.hits = 0;
   return 0;
@@ -49,7 +47,6 @@ void Engine::unregister_kretprobe(Kretprobe& rp) {
   for (auto& [task, list] : tasks_)
     for (auto& inst : list)
       if (inst->rp == &rp) inst->rp = nullptr;
-  pools_.erase(&rp);
 }
 
 int Engine::register_kretprobes(std::span<Kretprobe* const> rps) {
@@ -71,7 +68,7 @@ void Engine::unregister_kretprobes(std::span<Kretprobe* const> rps) {
 // pre_handler_kretprobe.
 int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
   Kretprobe& rp = *rec.rp;
-  auto& pool = pools_[&rp];
+  auto& pool = rec.pool;
   cpu.add_cycles(timing::kKretprobeEntryCycles);
   if (pool.empty()) {  // maxactive instances all in flight
     ++rp.nmissed;
@@ -85,7 +82,7 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
   inst->cpu = cpu.id();
   inst->entry_cycle = cpu.cycle();
   inst->sp = arch_->stack_pointer(cpu);
-  inst->task = current_task(cpu.id()).key;
+  inst->task = current_task_key(cpu.id());
   std::fill(inst->data.begin(), inst->data.end(), 0);
   if (rp.entry_handler && rp.entry_handler(*inst, cpu)) {
     pool.push_back(std::move(inst));  // vetoed: no return handler for it
@@ -105,10 +102,11 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
 // returning (its stack pointer tells); several kretprobes on one function
 // stack instances whose saved return address is the trampoline itself.
 HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
-  const Task task = current_task(cpu.id());
+  const uint64_t key = current_task_key(cpu.id());
   const uint64_t sp = arch_->stack_pointer(cpu);
-  auto it = tasks_.find(task.key);
+  auto it = tasks_.find(key);
   auto bug = [&](const std::string& detail) {
+    const Task task = current_task(cpu.id());
     return stop("kretprobe BUG!: Processing kretprobe trampoline @ " + hex(layout_.trampoline) + " on cpu " +
                 std::to_string(cpu.id()) + " (task " + task.comm + "-" + std::to_string(task.tid) + ", sp " + hex(sp) +
                 "): " + detail);
@@ -134,10 +132,11 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
       ++rp->hits;
       ++stats_.returns;
       if (rp->handler) rp->handler(*inst, cpu);
-      pools_[rp].push_back(std::move(inst));
+      rp->kp.rec->pool.push_back(std::move(inst));  // registered while rp is set
     }
   } while (ret == layout_.trampoline);
-  if (list.empty()) tasks_.erase(it);
+  // An empty list stays: tasks are few and live long, and erasing would
+  // free and reallocate its node on every call.
   emit(cpu, layout_.trampoline, "kretprobe-return", ret);
   cpu.set_pc(ret);
   arch_->restore(cpu, cb.trap_flags);
