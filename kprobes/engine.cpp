@@ -66,8 +66,11 @@ Engine::~Engine() {
   m_.set_host_agent(nullptr);
   for (auto& [addr, p] : table_) {
     disarm(*p);
-    for (auto& r : p->probes)
+    for (auto& r : p->probes) {
       if (r->user) r->user->rec = nullptr;
+      r->point.reset();  // break the point <-> record cycle
+    }
+    p->probes.clear();
   }
 }
 
@@ -118,7 +121,7 @@ GuestLayout Engine::find_layout() const {
 }
 
 uint64_t Engine::current_task_key(int cpu) const {
-  const uint64_t fallback = 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu);
+  const uint64_t fallback = cpu_task_key(cpu);
   if (!layout_.has_abi) return fallback;
   uint64_t curr = 0;
   if (!bus_.read_bytes(layout_.percpu_areas + static_cast<uint64_t>(cpu) * layout_.percpu_size + layout_.off_curr,
@@ -129,7 +132,7 @@ uint64_t Engine::current_task_key(int cpu) const {
 }
 
 Engine::Task Engine::current_task(int cpu) const {
-  Task t{"cpu" + std::to_string(cpu), 0, 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu)};
+  Task t{"cpu" + std::to_string(cpu), 0, cpu_task_key(cpu)};
   if (!layout_.has_abi) return t;
   uint64_t curr = 0;
   if (!bus_.read_bytes(layout_.percpu_areas + static_cast<uint64_t>(cpu) * layout_.percpu_size + layout_.off_curr,
@@ -155,9 +158,7 @@ int Engine::fail(int err, std::string why) {
   return -err;
 }
 
-void Engine::charge_caller(uint64_t cycles) {
-  if (caller_cpu_ >= 0 && caller_cpu_ < m_.cpu_count()) m_.cpu(caller_cpu_).add_cycles(cycles);
-}
+void Engine::charge_caller(uint64_t cycles) { m_.cpu(caller_cpu_).add_cycles(cycles); }
 
 void Engine::emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
   if (m_.events().empty()) return;  // the hit path stays free of virtual calls for nobody
@@ -247,12 +248,12 @@ int Engine::check_safe(uint64_t addr, const Symbol* func) {
     return fail(kENOENT, "the guest image has no kprobe slot area (__kprobe_slots_start/__kprobe_slots_end)");
   for (auto [b, e] : layout_.blacklist) {
     if (addr >= b && addr < e) {
-      const Symbol* s = m_.symbols().containing(b);
-      return fail(kEINVAL, m_.symbols().format(addr) + " is blacklisted" +
-                               (s ? " (" + s->name + " is NOKPROBE / .kprobes.text)" : ""));
+      const char* why = b == layout_.slots_begin ? "the kprobe slot area"
+                        : func && func->addr == b && func->size == e - b ? "NOKPROBE_SYMBOL"
+                                                                          : ".kprobes.text";
+      return fail(kEINVAL, m_.symbols().format(addr) + " is blacklisted (" + why + ")");
     }
   }
-  (void)func;
   return 0;
 }
 
@@ -276,6 +277,10 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   std::shared_ptr<ProbePoint> point;
   if (auto it = table_.find(addr); it != table_.end()) {
     point = it->second;  // an aggregate: share the breakpoint and the slot
+    if (rec->type == ProbeRec::Type::j)
+      for (auto& r : point->probes)
+        if (r->type == ProbeRec::Type::j)
+          return fail(kEEXIST, "there is already a jprobe at " + m_.symbols().format(addr) + " (one per address)");
   } else {
     point = std::make_shared<ProbePoint>();
     point->addr = addr;

@@ -133,9 +133,11 @@ class Engine final : public HostAgent {
   Task current_task(int cpu) const;
   // Just the identity (one guest read; the hit path's version).
   uint64_t current_task_key(int cpu) const;
+  // The key of a CPU with no current task (or no ABI table).
+  static uint64_t cpu_task_key(int cpu) { return 0x8000'0000'0000'0000ull | static_cast<uint64_t>(cpu); }
 
   // Whose cycles registration work costs (the CPU "calling" the API).
-  void set_caller_cpu(int cpu) { caller_cpu_ = cpu; }
+  void set_caller_cpu(int cpu) { caller_cpu_ = cpu >= 0 && cpu < m_.cpu_count() ? cpu : 0; }
 
   Machine& machine() { return m_; }
 

@@ -158,10 +158,10 @@ void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p)
          " while in " + status_name(cb.status) + " for " + m_.symbols().format(cb.current->addr));
     return;
   }
-  for (auto& r : p->probes) {
+  // kp.nmissed only: a kretprobe's rp->nmissed counts exhausted instances
+  // (Linux's kprobes_inc_nmissed_count).
+  for (auto& r : p->probes)
     if (r->user) ++r->user->nmissed;
-    if (r->rp) ++r->rp->nmissed;
-  }
   ++stats_.misses;
   ++stats_.reentries;
   ++cb.reentries;
@@ -219,6 +219,13 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
     return HookResult::handled;
   }
   // The handler moved the PC: no step, no post handler.
+  if (cpu.pc() == p->addr) {
+    // Linux would take the breakpoint again, forever; say so instead.
+    leave(cpu, cb, cpu.pc());
+    stop("kprobes: the pre_handler of the probe at " + m_.symbols().format(p->addr) +
+         " returned non-zero but left the PC at the probe (it would hit it again forever)");
+    return HookResult::stop;
+  }
   emit(cpu, p->addr, "redirect", cpu.pc());
   leave(cpu, cb, cpu.pc());
   cpu.add_cycles(cost + timing::kKprobeResumeCycles);

@@ -84,8 +84,10 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
   inst->sp = arch_->stack_pointer(cpu);
   inst->task = current_task_key(cpu.id());
   std::fill(inst->data.begin(), inst->data.end(), 0);
-  if (rp.entry_handler && rp.entry_handler(*inst, cpu)) {
-    pool.push_back(std::move(inst));  // vetoed: no return handler for it
+  const bool vetoed = rp.entry_handler && rp.entry_handler(*inst, cpu);
+  if (!rec.user) return 0;  // the entry handler unregistered it: drop the instance
+  if (vetoed) {
+    pool.push_back(std::move(inst));  // no return handler for this call
     return 0;
   }
   if (!arch_->return_address(cpu, bus_, inst->ret_addr) || !arch_->set_return_address(cpu, bus_, layout_.trampoline)) {
@@ -93,8 +95,9 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
     ++rp.nmissed;
     return 0;
   }
-  emit(cpu, rec.point->addr, "kretprobe-entry", inst->ret_addr);
-  tasks_[inst->task].push_back(std::move(inst));
+  const uint64_t ret = inst->ret_addr;
+  tasks_[inst->task].push_back(std::move(inst));  // before the event: an observer may unregister
+  emit(cpu, rec.point->addr, "kretprobe-entry", ret);
   return 0;
 }
 
@@ -102,9 +105,18 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
 // returning (its stack pointer tells); several kretprobes on one function
 // stack instances whose saved return address is the trampoline itself.
 HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
-  const uint64_t key = current_task_key(cpu.id());
   const uint64_t sp = arch_->stack_pointer(cpu);
-  auto it = tasks_.find(key);
+  // The task's list; a function that ran while the CPU had no current
+  // task yet (early boot: sched_init_cpu sets it) filed its instance under
+  // the CPU's own key.
+  auto it = tasks_.find(current_task_key(cpu.id()));
+  auto matches = [&](decltype(it) i) {
+    return i != tasks_.end() && !i->second.empty() && arch_->sp_after_return(i->second.back()->sp) == sp;
+  };
+  if (!matches(it)) {
+    auto cpu_list = tasks_.find(cpu_task_key(cpu.id()));
+    if (matches(cpu_list)) it = cpu_list;
+  }
   auto bug = [&](const std::string& detail) {
     const Task task = current_task(cpu.id());
     return stop("kretprobe BUG!: Processing kretprobe trampoline @ " + hex(layout_.trampoline) + " on cpu " +
@@ -132,7 +144,9 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
       ++rp->hits;
       ++stats_.returns;
       if (rp->handler) rp->handler(*inst, cpu);
-      rp->kp.rec->pool.push_back(std::move(inst));  // registered while rp is set
+      // The handler may have unregistered its kretprobe: then the instance
+      // is dropped instead of going back to a pool that is gone.
+      if (rp->kp.rec) rp->kp.rec->pool.push_back(std::move(inst));
     }
   } while (ret == layout_.trampoline);
   // An empty list stays: tasks are few and live long, and erasing would

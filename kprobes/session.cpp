@@ -44,6 +44,8 @@ Action parse_action(const std::string& text, const Arch& arch) {
     std::string reg = rest.substr(1, eq - 1);
     a.reg = arch.reg_index(reg);
     if (a.reg == -1) throw bad("unknown register '" + reg + "'");
+    if (a.reg == -2) throw bad("the PC cannot be set this way (the step would overwrite it); use override");
+    if (a.reg == 0 && arch.isa() == Isa::rv64) throw bad("x0 is hard-wired to zero");
     if (!parse_number(rest.substr(eq + 1), a.value)) throw bad("bad value '" + rest.substr(eq + 1) + "'");
     a.kind = Action::Kind::set_reg;
     return a;
@@ -115,8 +117,17 @@ SessionProbe& ProbeSession::add(const std::string& text) {
 }
 
 void ProbeSession::set_action(const std::string& event, const std::string& action) {
+  // EVENT, or GRP/EVENT when two groups have an event of that name.
+  const size_t slash = event.find('/');
+  const std::string group = slash == std::string::npos ? "" : event.substr(0, slash);
+  const std::string name = slash == std::string::npos ? event : event.substr(slash + 1);
+  int matches = 0;
+  for (auto& p : probes_)
+    if (p->spec.event == name && (group.empty() || p->spec.group == group)) ++matches;
+  if (matches > 1)
+    throw SessionError("--probe-action: several probes are named '" + event + "': give GROUP/EVENT");
   for (auto& p : probes_) {
-    if (p->spec.event != event) continue;
+    if (p->spec.event != name || (!group.empty() && p->spec.group != group)) continue;
     Action a = parse_action(action, eng_.arch());
     if (a.kind == Action::Kind::override_ret && !p->rp) {
       const Symbol* f = eng_.machine().symbols().containing(p->kp->rec ? p->kp->rec->point->addr : 0);

@@ -62,7 +62,8 @@ class ProbeSession {
   // Parses the spec (events::SpecError on a bad one) and registers it
   // (SessionError with the engine's reason when refused).
   SessionProbe& add(const std::string& spec);
-  // Sets the action of the probe whose event name is `event`.
+  // Sets the action of the probe whose event name is `event` (EVENT, or
+  // GRP/EVENT when the name alone is ambiguous).
   void set_action(const std::string& event, const std::string& action);
   // "EVENT=ACTION" as the CLI takes it.
   void set_action(const std::string& assignment);

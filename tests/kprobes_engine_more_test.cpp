@@ -571,3 +571,122 @@ TEST_CASE("register/unregister/enable/disable churn while the kernel runs: 50 se
     CHECK(rig.text_diff().empty());
   }
 }
+
+TEST_CASE("a kretprobe handler or entry_handler may unregister its own kretprobe", "[kprobes][kretprobe]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  const bool from_entry = GENERATE(false, true);
+  KprobeRig rig(kernel_image(isa), 2, 3);
+  Kretprobe rp;
+  rp.kp.symbol_name = "sys_open";
+  uint64_t returns = 0, entries = 0;
+  rp.handler = [&](KretprobeInstance&, Cpu&) {
+    ++returns;
+    if (!from_entry) rig.eng->unregister_kretprobe(rp);
+    return 0;
+  };
+  rp.entry_handler = [&](KretprobeInstance&, Cpu&) {
+    ++entries;
+    if (from_entry) rig.eng->unregister_kretprobe(rp);
+    return 0;
+  };
+  REQUIRE(rig.eng->register_kretprobe(rp) == 0);
+  RunResult r = rig.m.run();
+  REQUIRE(rig.passed(r));
+  CHECK(entries >= 1);
+  // Unregistered at the first entry: no return handler ever runs; at the
+  // first return: that one ran, and no later entry happened.
+  CHECK(returns == (from_entry ? 0u : 1u));
+  CHECK(rp.kp.rec == nullptr);
+  CHECK(rig.text_diff().empty());
+}
+
+TEST_CASE("a kretprobe on a function that installs the CPU's first task returns normally", "[kprobes][kretprobe]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  KprobeRig rig(kernel_image(isa), 2, 1);
+  Kretprobe rp;  // sched_init_cpu runs with no current task and sets it
+  rp.kp.symbol_name = "sched_init_cpu";
+  REQUIRE(rig.eng->register_kretprobe(rp) == 0);
+  RunResult r = rig.m.run();
+  INFO(r.reason);
+  REQUIRE(rig.passed(r));
+  CHECK(rp.hits == 2);
+}
+
+TEST_CASE("reentry on a kretprobe counts in kp.nmissed only; one jprobe per address", "[kprobes][reentry]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  KprobeRig rig(kernel_image(isa), 2, 5);
+  Jprobe jp;
+  jp.kp.symbol_name = "sys_open";
+  jp.entry_symbol = "jprobe_sys_open";
+  Kretprobe inner;
+  inner.kp.symbol_name = "jprobe_helper";
+  REQUIRE(rig.eng->register_jprobe(jp) == 0);
+  REQUIRE(rig.eng->register_kretprobe(inner) == 0);
+  Jprobe second;
+  second.kp.symbol_name = "sys_open";
+  second.entry_symbol = "jprobe_sys_open";
+  CHECK(rig.eng->register_jprobe(second) == -kEEXIST);
+  RunResult r = rig.m.run();
+  REQUIRE(rig.passed(r));
+  CHECK(static_cast<long>(inner.kp.nmissed) == rig.printed("opens"));
+  CHECK(inner.nmissed == 0);
+  CHECK(inner.hits == 0);
+}
+
+TEST_CASE("a pre_handler that returns non-zero without moving the PC stops the run with a reason",
+          "[kprobes][engine]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  KprobeRig rig(ksim::test::bench_image(isa), 1);
+  Kprobe kp;
+  kp.symbol_name = "bench_target";
+  kp.pre_handler = [](Kprobe&, Cpu&) { return 1; };
+  REQUIRE(rig.eng->register_kprobe(kp) == 0);
+  RunResult r = rig.m.run();
+  CHECK(r.end == RunResult::End::hook_stop);
+  CHECK(r.reason.find("left the PC at the probe") != std::string::npos);
+  CHECK(kp.hits == 1);
+}
+
+TEST_CASE("batch registration of kretprobes and jprobes rolls back too", "[kprobes][engine]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  KprobeRig rig(kernel_image(isa), 1);
+  Kretprobe r1, r2, rbad;
+  r1.kp.symbol_name = "sys_open";
+  r2.kp.symbol_name = "vfs_read";
+  rbad.kp.symbol_name = "do_fork";
+  rbad.kp.offset = 2;  // not the entry
+  Kretprobe* rs[] = {&r1, &r2, &rbad};
+  CHECK(rig.eng->register_kretprobes(rs) == -kEINVAL);
+  CHECK(r1.kp.rec == nullptr);
+  CHECK(r2.kp.rec == nullptr);
+  Jprobe j1, jbad;
+  j1.kp.symbol_name = "do_fork";
+  j1.entry_symbol = "jprobe_do_fork";
+  jbad.kp.symbol_name = "vfs_read";
+  jbad.entry_symbol = "no_such_handler";
+  Jprobe* js[] = {&j1, &jbad};
+  CHECK(rig.eng->register_jprobes(js) == -kENOENT);
+  CHECK(j1.kp.rec == nullptr);
+  CHECK(rig.eng->points() == 0);
+  CHECK(rig.text_diff().empty());
+}
+
+TEST_CASE("jprobes and kretprobes in x86 classic mode", "[kprobes][jprobe]") {
+  KprobeRig rig(kernel_image(Isa::x86_64), 2, 4, StepMode::classic);
+  Jprobe jp;
+  jp.kp.symbol_name = "do_fork";
+  jp.entry_symbol = "jprobe_do_fork";
+  Kretprobe rp;
+  rp.kp.symbol_name = "do_fork";
+  REQUIRE(rig.eng->register_kretprobe(rp) == 0);  // before the jprobe, as Linux users did
+  REQUIRE(rig.eng->register_jprobe(jp) == 0);
+  RunResult r = rig.m.run();
+  REQUIRE(rig.passed(r));
+  const long forks = rig.printed("forks");
+  CHECK(static_cast<long>(rig.read<uint64_t>(rig.sym("jprobe_log_do_fork"))) == forks);
+  CHECK(static_cast<long>(rp.hits) == forks);
+  CHECK(rig.text_diff().empty() == false);  // still registered: the breakpoint is there
+  rig.eng->unregister_jprobe(jp);
+  rig.eng->unregister_kretprobe(rp);
+  CHECK(rig.text_diff().empty());
+}

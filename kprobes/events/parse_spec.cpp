@@ -152,8 +152,8 @@ class SpecParser {
       }
       if (!spec_.is_return()) fail(w.column + 1, "MAXACTIVE is only for return probes (r<N>)");
       auto n = parse_unsigned(count);
-      if (!n || *n > static_cast<uint64_t>(kMaxActiveLimit)) {
-        fail(w.column + 1, "bad MAXACTIVE '" + std::string(count) + "' (0 to " +
+      if (!n || *n == 0 || *n > static_cast<uint64_t>(kMaxActiveLimit)) {  // Linux refuses 0 too
+        fail(w.column + 1, "bad MAXACTIVE '" + std::string(count) + "' (1 to " +
                                std::to_string(kMaxActiveLimit) + ")");
       }
       spec_.maxactive = static_cast<int>(*n);
