@@ -160,8 +160,7 @@ int Engine::fail(int err, std::string why) {
 
 void Engine::charge_caller(uint64_t cycles) { m_.cpu(caller_cpu_).add_cycles(cycles); }
 
-void Engine::emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
-  if (m_.events().empty()) return;  // the hit path stays free of virtual calls for nobody
+void Engine::emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
   m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::probe, addr, b, c, what});
 }
 
@@ -326,7 +325,11 @@ void Engine::remove_probe(ProbeRec& rec) {
   if (rec.user) rec.user->rec = nullptr;
   rec.user = nullptr;  // no handler of it runs from now on
   auto& v = point->probes;
-  v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& r) { return r.get() == &rec; }), v.end());
+  auto it = std::find_if(v.begin(), v.end(), [&](const auto& r) { return r.get() == &rec; });
+  if (it != v.end()) {
+    graveyard_.push_back(std::move(*it));  // a handler may be running it (see do_pre)
+    v.erase(it);
+  }
   if (!v.empty()) {
     update_arming(*point);
     return;

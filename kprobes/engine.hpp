@@ -159,7 +159,10 @@ class Engine final : public HostAgent {
   void disarm(ProbePoint& p);
   void update_arming(ProbePoint& p);
   void charge_caller(uint64_t cycles);
-  void emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0);
+  void emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0) {
+    if (!m_.events().empty()) emit_event(cpu, addr, what, b, c);
+  }
+  void emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c);
   GuestLayout find_layout() const;
 
   // Hit path (hit.cpp).
@@ -191,6 +194,9 @@ class Engine final : public HostAgent {
   std::vector<CtlBlk> cpus_;
   SlotAllocator slots_;
   std::unordered_map<uint64_t, std::shared_ptr<ProbePoint>> table_;  // by address
+  // Records removed since the engine was last entered from a CPU: kept
+  // alive so the hit path can hold plain pointers across handler calls.
+  std::vector<std::shared_ptr<ProbeRec>> graveyard_;
   bool enabled_ = true;
   std::string error_;
   int hook_id_ = 0;

@@ -18,8 +18,9 @@ HookResult Engine::stop(const std::string& why) {
 }
 
 HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
-  CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (t.interrupt) return HookResult::pass;  // never while we own the CPU: masked
+  if (!graveyard_.empty()) graveyard_.clear();
+  CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (arch_->is_breakpoint_trap(t)) {
     if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
       return on_step_end(cpu, cb);
@@ -36,11 +37,17 @@ HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
 
 // The CPU leaves its run loop with `next` pending; the scheduler calls
 // resume() when its turn comes (after the other CPUs have caught up with
-// the cycles charged here). The PC stays where the trap left it.
+// the cycles charged here). The PC stays where the trap left it. When no
+// other CPU could run before that turn anyway (the CPU is still inside its
+// scheduling slot: one CPU, or a large --quantum), the next phase runs at
+// once, with the same outcome and without a trip through the scheduler.
 void Engine::park(Cpu& cpu, CtlBlk& cb, Phase next, uint64_t cycles) {
   cb.phase = next;
   cpu.add_cycles(cycles);
-  cpu.request_stop();
+  if (m_.may_continue(cpu.id()))
+    resume(cpu);
+  else
+    cpu.request_stop();
 }
 
 void Engine::enter(CtlBlk& cb) {
@@ -68,6 +75,7 @@ void Engine::end_busy(CtlBlk& cb) {
 }
 
 void Engine::resume(Cpu& cpu) {
+  if (!graveyard_.empty()) graveyard_.clear();
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   Phase ph = cb.phase;
   cb.phase = Phase::none;
@@ -130,7 +138,7 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
     cpu.add_cycles(timing::kKprobeLookupCycles + timing::kKprobeResumeCycles);
     return;
   }
-  std::shared_ptr<ProbePoint> p = it->second;
+  const std::shared_ptr<ProbePoint>& p = it->second;
   if (cb.status != KStatus::idle) {
     reenter(cpu, cb, p);
     return;
@@ -177,17 +185,18 @@ void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p)
 // --- Pre handlers -------------------------------------------------------------------
 
 HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
-  std::shared_ptr<ProbePoint> p = cb.current;
+  ProbePoint* p = cb.current.get();  // cb.current keeps it alive until leave()
   uint64_t handlers = 0;
   bool redirected = false;
   ++stats_.hits;
   // Handlers see the PC at the probed instruction (RV64 Linux's epc; x86
   // Linux shows the byte after the int3, a detail ksim does not copy).
   cpu.set_pc(p->addr);
-  // By index, holding each record: a handler may register or unregister
-  // probes (the vector may change under us; no per-hit copy of it).
+  // By index: a handler may register or unregister probes (the vector may
+  // change under us). A removed record lives in graveyard_ until the
+  // engine is next entered, so `rec` stays valid through its handler.
   for (size_t i = 0; i < p->probes.size(); ++i) {
-    std::shared_ptr<ProbeRec> rec = p->probes[i];
+    ProbeRec* rec = p->probes[i].get();
     if (rec->disabled || !rec->user) continue;  // disabled or unregistered meanwhile
     Kprobe& kp = *rec->user;
     ++kp.hits;
@@ -221,10 +230,10 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   // The handler moved the PC: no step, no post handler.
   if (cpu.pc() == p->addr) {
     // Linux would take the breakpoint again, forever; say so instead.
+    std::string why = "kprobes: the pre_handler of the probe at " + m_.symbols().format(p->addr) +
+                      " returned non-zero but left the PC at the probe (it would hit it again forever)";
     leave(cpu, cb, cpu.pc());
-    stop("kprobes: the pre_handler of the probe at " + m_.symbols().format(p->addr) +
-         " returned non-zero but left the PC at the probe (it would hit it again forever)");
-    return HookResult::stop;
+    return stop(why);
   }
   emit(cpu, p->addr, "redirect", cpu.pc());
   leave(cpu, cb, cpu.pc());
@@ -265,7 +274,8 @@ HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
 // --- Post handlers and resume ----------------------------------------------------------
 
 HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
-  std::shared_ptr<ProbePoint> p = cb.current;
+  ProbePoint* p = cb.current.get();  // alive until leave() (or the restore below)
+  const uint64_t addr = p->addr;
   cpu.set_pc(cb.resume_pc);
   if (cb.status == KStatus::reenter) {
     // restore_previous_kprobe: back to the interrupted probe's state; the
@@ -274,7 +284,7 @@ HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
     cb.status = cb.prev.status;
     cb.flags = cb.prev.flags;
     cb.prev = PrevKprobe{};
-    emit(cpu, p->addr, "reenter-done", cb.resume_pc);
+    emit(cpu, addr, "reenter-done", cb.resume_pc);
     cpu.add_cycles(timing::kKprobeResumeCycles);
     return HookResult::handled;
   }
@@ -282,7 +292,7 @@ HookResult Engine::do_post(Cpu& cpu, CtlBlk& cb) {
   cb.status = KStatus::hit_ssdone;
   uint64_t handlers = 0;
   for (size_t i = 0; i < p->probes.size(); ++i) {
-    std::shared_ptr<ProbeRec> rec = p->probes[i];
+    ProbeRec* rec = p->probes[i].get();  // see do_pre
     if (rec->disabled || !rec->user || rec->type != ProbeRec::Type::k || !rec->user->post_handler) continue;
     ++handlers;
     rec->user->post_handler(*rec->user, cpu, 0);

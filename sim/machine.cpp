@@ -313,6 +313,7 @@ RunResult Machine::run(const RunLimits& limits) {
     Cpu& c = *cpus_[cur];
     running_ = cur;
     const uint64_t until = std::min(slot_until_, limits.cycle);
+    run_until_ = limits.steps ? 0 : until;
     if (agent_ && agent_->pending(cur))
       agent_->resume(c);  // host work on this CPU's behalf: no instruction runs
     else if (limits.steps)
@@ -320,6 +321,7 @@ RunResult Machine::run(const RunLimits& limits) {
     else
       c.run(until);
     running_ = -1;
+    run_until_ = 0;
     if (c.cycle() >= slot_until_ || c.idle()) slot_cpu_ = -1;
 
     ready_[cur] = ready_at(c);

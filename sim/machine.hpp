@@ -99,6 +99,13 @@ class Machine {
   TrapHookChain& trap_hooks() { return hooks_; }
   // At most one agent (nullptr: none).
   void set_host_agent(HostAgent* a) { agent_ = a; }
+  // Whether `cpu`, now running, would also be the next to run: its clock is
+  // still inside its scheduling slot (and short of a pause). A host agent
+  // may then do its next step at once instead of parking the CPU, with the
+  // same result, since no other CPU could run in between.
+  bool may_continue(int cpu) const {
+    return running_ == cpu && run_until_ != 0 && cpus_[static_cast<size_t>(cpu)]->cycle() < run_until_;
+  }
   EventStream& events() { return events_; }
   const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
@@ -153,6 +160,7 @@ class Machine {
   int slot_cpu_ = -1;
   uint64_t slot_until_ = 0;
   HostAgent* agent_ = nullptr;
+  uint64_t run_until_ = 0;  // the running CPU's slot end (0: stepping, no shortcut)
   uint64_t tohost_ = 0;
   bool has_tohost_ = false;
 };
