@@ -22,14 +22,13 @@ enum class KStatus : uint8_t {
 };
 const char* status_name(KStatus s);
 
-// Where a CPU is in the engine's work between two of its breakpoint traps.
-// The engine parks the CPU on a breakpoint in the slot area between phases
-// (see engine.hpp), so every phase boundary is a scheduling point.
+// The phase a parked CPU resumes with (see engine.hpp): every phase
+// boundary is a scheduling point.
 enum class Phase : uint8_t {
   none,        // not parked
-  lookup,      // trapped at trap_addr; next: find the probe
-  pre,         // probe found; next: pre handlers, then step or emulate
-  post,        // stepped or emulated; next: post handlers and resume
+  lookup,      // trapped at trap_addr; next: find the probe, pre handlers,
+               // then step or emulate (the post handlers run at the step's
+               // own trap)
   ret,         // trapped at the kretprobe trampoline; next: return handler
   jret,        // trapped in jprobe_return; next: restore, then step
 };

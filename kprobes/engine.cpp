@@ -42,8 +42,6 @@ const char* phase_name(Phase p) {
   switch (p) {
     case Phase::none: return "none";
     case Phase::lookup: return "lookup";
-    case Phase::pre: return "pre";
-    case Phase::post: return "post";
     case Phase::ret: return "ret";
     case Phase::jret: return "jret";
   }

@@ -81,8 +81,6 @@ void Engine::resume(Cpu& cpu) {
   cb.phase = Phase::none;
   switch (ph) {
     case Phase::lookup: do_lookup(cpu, cb); break;
-    case Phase::pre: do_pre(cpu, cb); break;
-    case Phase::post: do_post(cpu, cb); break;
     case Phase::ret: do_return(cpu, cb); break;
     case Phase::jret: do_jprobe_return(cpu, cb); break;
     case Phase::none: break;
