@@ -10,6 +10,24 @@
 namespace ksim::x86::flags {
 
 inline uint64_t mask(unsigned bits) { return bits == 64 ? ~0ull : (1ull << bits) - 1; }
+
+// Whether condition code `cc` (jcc/setcc/cmovcc, SDM order: O NO B NB Z NZ
+// BE NBE S NS P NP L NL LE NLE; odd codes negate) holds in `f`. Shared by
+// the interpreter and the kprobes engine's jcc emulation.
+inline bool condition(uint8_t cc, uint64_t f) {
+  bool r;
+  switch ((cc >> 1) & 7) {
+    case 0: r = f & kOF; break;
+    case 1: r = f & kCF; break;
+    case 2: r = f & kZF; break;
+    case 3: r = (f & kCF) || (f & kZF); break;
+    case 4: r = f & kSF; break;
+    case 5: r = f & kPF; break;
+    case 6: r = bool(f & kSF) != bool(f & kOF); break;
+    default: r = (f & kZF) || (bool(f & kSF) != bool(f & kOF)); break;
+  }
+  return (cc & 1) ? !r : r;
+}
 inline uint64_t sign_bit(unsigned bits) { return 1ull << (bits - 1); }
 
 // SF, ZF, PF of a result (PF: even parity of the low byte).

@@ -41,22 +41,8 @@ void write_pair(X86Cpu& c, unsigned bits, uint64_t hi, uint64_t lo) {
   c.reg_write(rdx, hi);
 }
 
-// The 16 conditions, SDM order.
-bool condition(const X86Cpu& c, uint8_t cc) {
-  const uint64_t f = c.s.rflags;
-  bool r;
-  switch (cc >> 1) {
-    case 0: r = f & kOF; break;
-    case 1: r = f & kCF; break;
-    case 2: r = f & kZF; break;
-    case 3: r = (f & kCF) || (f & kZF); break;
-    case 4: r = f & kSF; break;
-    case 5: r = f & kPF; break;
-    case 6: r = bool(f & kSF) != bool(f & kOF); break;
-    default: r = (f & kZF) || (bool(f & kSF) != bool(f & kOF)); break;
-  }
-  return (cc & 1) ? !r : r;
-}
+// The 16 conditions (cpu/x86/flags.hpp).
+bool condition(const X86Cpu& c, uint8_t cc) { return flags::condition(cc, c.s.rflags); }
 
 // Binary ALU operations on op[0] op= op[1].
 enum class Alu { add, adc, sub, sbb, and_, or_, xor_, cmp, test };

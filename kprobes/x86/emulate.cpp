@@ -5,6 +5,7 @@
 // guest's TF and IF live in `saved` while the engine owns the CPU, so the
 // flag instructions read and write them there.
 #include "cpu/x86/x86_cpu.hpp"
+#include "cpu/x86/flags.hpp"
 #include "kprobes/x86/probe_class.hpp"
 
 namespace ksim::kprobes::x86arch {
@@ -47,23 +48,8 @@ bool loop_taken(X86Cpu& c, const Facts& f) {
 
 }  // namespace
 
-// SDM order: O NO B NB Z NZ BE NBE S NS P NP L NL LE NLE; odd codes negate.
-bool condition_holds(uint8_t cond, uint64_t f) {
-  using namespace ksim::x86;
-  const bool sf_ne_of = bool(f & kSF) != bool(f & kOF);
-  bool r = false;
-  switch ((cond >> 1) & 7) {
-    case 0: r = f & kOF; break;
-    case 1: r = f & kCF; break;
-    case 2: r = f & kZF; break;
-    case 3: r = (f & kCF) || (f & kZF); break;
-    case 4: r = f & kSF; break;
-    case 5: r = f & kPF; break;
-    case 6: r = sf_ne_of; break;
-    case 7: r = (f & kZF) || sf_ne_of; break;
-  }
-  return (cond & 1) ? !r : r;
-}
+// The interpreter's own condition table (cpu/x86/flags.hpp).
+bool condition_holds(uint8_t cond, uint64_t f) { return ksim::x86::flags::condition(cond, f); }
 
 void set_sti_shadow(X86Cpu& cpu, bool on) {
   X86Cpu::Control k = cpu.control();
