@@ -95,7 +95,7 @@ TEST_CASE("probe actions: count prints nothing, override injects a return value,
   CHECK(set.out.find("p_bench_target_0: (bench_target+0x0/") != std::string::npos);
 }
 
-TEST_CASE("--trace with probes: every state change of a hit is a probe event in the trace", "[kprobes][cli]") {
+TEST_CASE("with probes, every state change of a hit is a probe event in the --trace file", "[kprobes][cli]") {
   const std::string trace = std::string(KSIM_BINARY_DIR) + "/kprobes_cli_trace.jsonl";
   ProcessResult r = run_ksim({"run", "--cpus", "2", "-q", "--probe", "p:do_fork", "--probe-action",
                               "p_do_fork_0=count", "--trace", trace});
