@@ -132,8 +132,9 @@ class Arch {
   virtual void restore(Cpu& cpu, const SavedFlags& saved) const = 0;
   // Emulates the probed instruction (kind == emulate) on the CPU: updates
   // registers, flags, memory (through `bus`, so the decode cache sees it)
-  // and the PC. Returns false if the emulation faulted (e.g. `ret` with an
-  // unmapped stack); the engine then treats it like a fault in the step.
+  // and the PC. Returns false if the emulation would fault (e.g. `ret`
+  // with a stack outside RAM); the engine then stops the run with a
+  // message (the guest would have taken a fault there).
   virtual bool emulate(Cpu& cpu, Bus& bus, const ProbeInsn& pi, SavedFlags& saved) const = 0;
   // Points the CPU at the slot to step the copy (classic x86 also sets TF).
   virtual void begin_step(Cpu& cpu, const ProbeInsn& pi, uint64_t slot) const = 0;

@@ -246,7 +246,7 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
   if (p.insn.kind == ProbeInsn::Kind::emulate) {
     if (!arch_->emulate(cpu, bus_, p.insn, cb.flags)) {
       stop("kprobes: emulating '" + p.insn.text + "' at " + m_.symbols().format(p.addr) + " on cpu " +
-           std::to_string(cpu.id()) + " faulted (its stack is outside RAM)");
+           std::to_string(cpu.id()) + " would fault (a memory operand outside RAM); the run stops here");
       return;
     }
     cb.resume_pc = cpu.pc();

@@ -690,3 +690,20 @@ TEST_CASE("jprobes and kretprobes in x86 classic mode", "[kprobes][jprobe]") {
   rig.eng->unregister_kretprobe(rp);
   CHECK(rig.text_diff().empty());
 }
+
+TEST_CASE("a guest's own breakpoint (x86 int3 and int 3) reaches the guest, not the engine's stray path",
+          "[kprobes][race]") {
+  for (const std::vector<uint8_t>& bp : {std::vector<uint8_t>{0xcc}, std::vector<uint8_t>{0xcd, 0x03}}) {
+    KprobeRig rig(kernel_image(Isa::x86_64), 2, 1);
+    Kprobe kp;  // the engine is at the head of the trap hooks
+    kp.symbol_name = "vfs_read";
+    REQUIRE(rig.eng->register_kprobe(kp) == 0);
+    rig.m.bus().write_bytes(rig.sym("do_fork"), bp.data(), bp.size());
+    RunResult r = rig.m.run();
+    INFO(r.reason << "\n" << rig.m.console().substr(rig.m.console().size() > 1500 ? rig.m.console().size() - 1500 : 0));
+    CHECK(r.end != RunResult::End::cycle_limit);
+    CHECK_FALSE(rig.passed(r));
+    CHECK(rig.m.console().find("reakpoint") != std::string::npos);  // the guest's die_trap reports it
+    CHECK(rig.eng->stats().strays == 0);
+  }
+}

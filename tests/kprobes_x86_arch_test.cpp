@@ -33,7 +33,7 @@ constexpr uint64_t kDataSize = 0x100;
 constexpr uint64_t kSlot = kBase + 0x30000;  // the instruction slot
 constexpr uint64_t kStack = kBase + 0x40000; // rsp at the start
 constexpr uint64_t kStackWindow = 0x100;     // compared on both sides of rsp
-constexpr uint64_t kPark = kBase + 0x50000;  // an int3 the engine parks the CPU on between phases
+constexpr uint64_t kPark = kBase + 0x50000;  // an int3 taken between the step and the restore
 constexpr int kRax = 0, kRcx = 1, kRdx = 2, kRbx = 3, kRsp = 4, kRsi = 6, kRdi = 7, kR11 = 11, kR15 = 15;
 constexpr uint64_t kFixed = x86::kFlagsFixed;
 
@@ -157,9 +157,10 @@ Outcome run_reference(const Case& c) {
 }
 
 // What the engine does: analyse and build the slot at registration, arm
-// the int3; on the hit mask, emulate or step, fix up; park the CPU on an
-// int3 of its own (as kprobes/hit.cpp does before the post handlers), then
-// restore and stop where the guest would carry on.
+// the int3; on the hit mask, emulate or step, fix up; let the CPU take one
+// more int3 of its own (a trap between the step and the restore, as the
+// step's end trap is in the engine), then restore and stop where the guest
+// would carry on.
 Outcome run_probed(const Case& c, StepMode mode, ProbeInsn* analysed = nullptr) {
   auto arch = make_x86_arch();
   Rig r;

@@ -23,7 +23,11 @@ int X86Arch::build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string
   return x86arch::build_slot_for(pi, slot, mode, why);
 }
 
-bool X86Arch::is_breakpoint(const uint8_t* bytes) const { return bytes[0] == kInt3; }
+// int3, and `int 3` (cd 03), which also raises #BP: a guest's own one must
+// go to the guest, not be mistaken for a probe removed meanwhile.
+bool X86Arch::is_breakpoint(const uint8_t* bytes) const {
+  return bytes[0] == kInt3 || (bytes[0] == 0xcd && bytes[1] == 0x03);
+}
 
 unsigned X86Arch::breakpoint_bytes(uint8_t* out) const {
   out[0] = kInt3;

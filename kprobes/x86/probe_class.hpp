@@ -73,8 +73,8 @@ uint64_t saved_flag_bits();
 // Not an RFLAGS bit (bit 63 is reserved there): set in SavedFlags::value
 // when the probed instruction was an STI that set IF, so that restore()
 // reopens the one-instruction interrupt shadow STI gives (SDM STI). The
-// engine runs other code (its parking int3) between the step and the
-// restore, which would consume a shadow set any earlier.
+// step's end trap comes between the instruction and the restore and would
+// consume a shadow set any earlier.
 inline constexpr uint64_t kStiShadowPending = 1ull << 63;
 
 // --- Per-file entry points ---------------------------------------------------
