@@ -707,3 +707,25 @@ TEST_CASE("a guest's own breakpoint (x86 int3 and int 3) reaches the guest, not 
     CHECK(rig.eng->stats().strays == 0);
   }
 }
+
+TEST_CASE("an emulated instruction retires: instructions counted as without the probe", "[kprobes][engine]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  uint64_t instret[2] = {};
+  for (int probed = 0; probed < 2; ++probed) {
+    KprobeRig rig(ksim::test::bench_image(isa), 1);
+    Kprobe kp;  // on bench_target's final `ret` (x86 c3, RV64 c.jr ra): emulated on both
+    const Symbol* s = rig.symbol("bench_target");
+    REQUIRE(s);
+    kp.addr = s->addr + s->size - (isa == Isa::x86_64 ? 1 : 2);
+    if (probed) {
+      REQUIRE(rig.eng->register_kprobe(kp) == 0);
+      REQUIRE(rig.eng->point_at(kp.addr)->insn.kind == ProbeInsn::Kind::emulate);
+    }
+    RunResult r = rig.m.run();
+    REQUIRE(r.end == RunResult::End::poweroff);
+    REQUIRE(r.status == 0);
+    if (probed) CHECK(kp.hits == 100000);
+    instret[probed] = r.instret;
+  }
+  CHECK(instret[0] == instret[1]);
+}

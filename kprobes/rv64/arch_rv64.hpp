@@ -51,6 +51,12 @@ class Rv64Arch final : public Arch {
   SavedFlags save_and_mask(Cpu& cpu) const override;
   void restore(Cpu& cpu, const SavedFlags& saved) const override;
   bool emulate(Cpu& cpu, Bus& bus, const ProbeInsn& pi, SavedFlags& saved) const override;
+
+ private:
+  // The instruction's effect on registers and pc (emulate() also retires it).
+  bool simulate(Cpu& cpu, const ProbeInsn& pi) const;
+
+ public:
   void begin_step(Cpu& cpu, const ProbeInsn& pi, uint64_t slot) const override;
   bool is_step_end(const Cpu& cpu, const TrapInfo& t, const ProbeInsn& pi, uint64_t slot) const override;
   void finish_step(Cpu& cpu, Bus& bus, const ProbeInsn& pi, uint64_t slot, SavedFlags& saved) const override;

@@ -45,7 +45,14 @@ void Rv64Arch::restore(Cpu& cpu, const SavedFlags& saved) const {
 // needs (c.jalr links pc + 2). None of them can fault: with the C
 // extension every target is 2-byte aligned (jalr clears bit 0), and a
 // target outside RAM faults at its fetch, as it would unprobed.
+// The simulated instruction retires like a stepped one would (instret).
 bool Rv64Arch::emulate(Cpu& cpu, Bus&, const ProbeInsn& pi, SavedFlags&) const {
+  if (!simulate(cpu, pi)) return false;
+  ++hart(cpu).s.instret;
+  return true;
+}
+
+bool Rv64Arch::simulate(Cpu& cpu, const ProbeInsn& pi) const {
   if (cpu.isa() != Isa::rv64) return false;
   Hart& h = hart(cpu);
   const Insn in = decode_probed(pi);

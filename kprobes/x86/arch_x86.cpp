@@ -54,7 +54,10 @@ void X86Arch::restore(Cpu& cpu, const SavedFlags& saved) const {
 }
 
 bool X86Arch::emulate(Cpu& cpu, Bus& bus, const ProbeInsn& pi, SavedFlags& saved) const {
-  return x86arch::emulate_insn(x86(cpu), bus, pi, saved);
+  // The emulated instruction retires like a stepped one would (instret).
+  if (!x86arch::emulate_insn(x86(cpu), bus, pi, saved)) return false;
+  ++x86(cpu).s.instret;
+  return true;
 }
 
 void X86Arch::begin_step(Cpu& cpu, const ProbeInsn& pi, uint64_t slot) const {
