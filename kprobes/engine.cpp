@@ -391,7 +391,8 @@ int Engine::enable_kprobe(Kprobe& kp) {
 std::string Engine::list() const {
   std::vector<const ProbeRec*> recs;
   for (const auto& [a, p] : table_)
-    for (const auto& r : p->probes) recs.push_back(r.get());
+    for (const auto& r : p->probes)
+      if (!r->internal) recs.push_back(r.get());
   std::sort(recs.begin(), recs.end(), [](const ProbeRec* x, const ProbeRec* y) { return x->id < y->id; });
   std::string out;
   const int width = 16;

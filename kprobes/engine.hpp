@@ -45,6 +45,7 @@ struct ProbeRec {
   std::shared_ptr<ProbePoint> point;
   // Type::r: the free kretprobe instances (maxactive of them at first).
   std::vector<std::unique_ptr<KretprobeInstance>> pool;
+  bool internal = false;  // the engine's own probe (not listed, not counted)
 };
 
 // Everything registered at one address: one breakpoint, one slot, the
@@ -181,6 +182,8 @@ class Engine final : public HostAgent {
   HookResult stop(const std::string& why);
 
   // Kretprobes and jprobes (retprobe.cpp, jprobe.cpp).
+  void update_flush_probe();
+  void flush_task(uint64_t key);
   int kretprobe_entry(Cpu& cpu, ProbeRec& rec);
   HookResult do_return(Cpu& cpu, CtlBlk& cb);
   int jprobe_entry(Cpu& cpu, CtlBlk& cb, ProbeRec& rec);
@@ -206,6 +209,11 @@ class Engine final : public HostAgent {
   // Kretprobe instances in flight, per task, most recent last (only looked
   // up by key, never iterated in an order that matters).
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<KretprobeInstance>>> tasks_;
+  // While kretprobes are registered: the engine's probe on the guest's
+  // thread_exit(), which recycles the instances of a task that exits
+  // inside probed functions (Linux's kprobe_flush_task()).
+  int kretprobes_ = 0;
+  std::unique_ptr<Kprobe> flush_probe_;
 };
 
 }  // namespace ksim::kprobes

@@ -186,7 +186,7 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   ProbePoint* p = cb.current.get();  // cb.current keeps it alive until leave()
   uint64_t handlers = 0;
   bool redirected = false;
-  ++stats_.hits;
+  if (p->probes.size() != 1 || !p->probes.front()->internal) ++stats_.hits;
   // Handlers see the PC at the probed instruction (RV64 Linux's epc; x86
   // Linux shows the byte after the int3, a detail ksim does not copy).
   cpu.set_pc(p->addr);

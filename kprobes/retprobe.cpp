@@ -34,6 +34,8 @@ int Engine::register_kretprobe(Kretprobe& rp) {
     rec->pool.push_back(std::move(inst));
   }
   if (int e = add_probe(rp.kp, rec); e < 0) return e;
+  ++kretprobes_;
+  update_flush_probe();
   rp.nmissed = 0;
   rp.hits = 0;
   return 0;
@@ -42,11 +44,46 @@ int Engine::register_kretprobe(Kretprobe& rp) {
 void Engine::unregister_kretprobe(Kretprobe& rp) {
   if (!rp.kp.rec) return;
   remove_probe(*rp.kp.rec);
+  --kretprobes_;
   // Instances still in flight keep restoring their return address when the
   // function returns, but run no handler (Linux: ri->rp = NULL).
   for (auto& [task, list] : tasks_)
     for (auto& inst : list)
       if (inst->rp == &rp) inst->rp = nullptr;
+  update_flush_probe();
+}
+
+// Linux recycles a dead task's instances in kprobe_flush_task(); here the
+// engine probes the guest kernel's thread_exit() (when it has one) while
+// any kretprobe is registered, and recycles the exiting task's instances:
+// the functions they belong to will never return.
+void Engine::update_flush_probe() {
+  const bool want = kretprobes_ > 0 && m_.symbols().find("thread_exit");
+  if (want == (flush_probe_ != nullptr)) return;
+  const std::string saved_error = error_;
+  if (want) {
+    auto kp = std::make_unique<Kprobe>();
+    kp->symbol_name = "thread_exit";
+    kp->pre_handler = [this](Kprobe&, Cpu& cpu) {
+      flush_task(current_task_key(cpu.id()));
+      return 0;
+    };
+    auto rec = std::make_shared<ProbeRec>();
+    rec->internal = true;
+    if (add_probe(*kp, rec) == 0) flush_probe_ = std::move(kp);  // refused (blacklisted): no flush
+  } else {
+    if (flush_probe_->rec) remove_probe(*flush_probe_->rec);
+    flush_probe_.reset();
+  }
+  error_ = saved_error;
+}
+
+void Engine::flush_task(uint64_t key) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return;
+  for (auto& inst : it->second)
+    if (inst->rp && inst->rp->kp.rec) inst->rp->kp.rec->pool.push_back(std::move(inst));
+  it->second.clear();
 }
 
 int Engine::register_kretprobes(std::span<Kretprobe* const> rps) {

@@ -729,3 +729,26 @@ TEST_CASE("an emulated instruction retires: instructions counted as without the 
   }
   CHECK(instret[0] == instret[1]);
 }
+
+TEST_CASE("instances of a task that exits inside a kretprobed function are recycled (kprobe_flush_task)",
+          "[kprobes][kretprobe]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  KprobeRig rig(kernel_image(isa), 4, 2);
+  Kretprobe rp;  // thread_exit never returns: without the flush, 2 instances serve 2 threads only
+  rp.kp.symbol_name = "thread_exit";
+  rp.maxactive = 2;
+  uint64_t entries = 0;
+  rp.entry_handler = [&](KretprobeInstance&, Cpu&) { ++entries; return 0; };
+  REQUIRE(rig.eng->register_kretprobe(rp) == 0);
+  // The engine's own thread_exit probe is not listed.
+  const std::string list = rig.eng->list();
+  CHECK(std::count(list.begin(), list.end(), '\n') == 1);
+  RunResult r = rig.m.run();
+  REQUIRE(rig.passed(r));
+  CHECK(entries == 12);  // 4 CPUs x 3 workers
+  CHECK(rp.nmissed == 0);
+  CHECK(rp.hits == 0);
+  rig.eng->unregister_kretprobe(rp);
+  CHECK(rig.eng->points() == 0);  // the flush probe went with the last kretprobe
+  CHECK(rig.text_diff().empty());
+}
