@@ -354,19 +354,11 @@ void Engine::unregister_kprobe(Kprobe& kp) {
 }
 
 int Engine::register_kprobes(std::span<Kprobe* const> kps) {
-  for (size_t i = 0; i < kps.size(); ++i) {
-    if (int e = register_kprobe(*kps[i]); e < 0) {
-      std::string why = error_;
-      unregister_kprobes(kps.first(i));  // roll back, as Linux does
-      error_ = why;
-      return e;
-    }
-  }
-  return 0;
+  return register_batch(kps, [this](Kprobe& p) { return register_kprobe(p); }, [this](Kprobe& p) { unregister_kprobe(p); });
 }
 
 void Engine::unregister_kprobes(std::span<Kprobe* const> kps) {
-  for (Kprobe* kp : kps) unregister_kprobe(*kp);
+  for (Kprobe* p : kps) unregister_kprobe(*p);
 }
 
 int Engine::disable_kprobe(Kprobe& kp) {

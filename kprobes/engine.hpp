@@ -150,7 +150,22 @@ class Engine final : public HostAgent {
   friend struct HitPath;
   HookResult on_trap(Cpu& cpu, const TrapInfo& t);
 
-  // Registration helpers (registry.cpp).
+  // The batch forms: all or none (a failure unregisters the ones already
+  // registered, as Linux does), keeping the failure's message.
+  template <typename T, typename Reg, typename Unreg>
+  int register_batch(std::span<T* const> ps, Reg reg, Unreg unreg) {
+    for (size_t i = 0; i < ps.size(); ++i) {
+      if (int e = reg(*ps[i]); e < 0) {
+        std::string why = error_;
+        for (size_t j = 0; j < i; ++j) unreg(*ps[j]);
+        error_ = why;
+        return e;
+      }
+    }
+    return 0;
+  }
+
+  // Registration helpers (engine.cpp).
   int fail(int err, std::string why);
   int resolve(Kprobe& kp, uint64_t& addr, const Symbol*& func);
   int check_safe(uint64_t addr, const Symbol* func);

@@ -42,19 +42,11 @@ void Engine::unregister_jprobe(Jprobe& jp) {
 }
 
 int Engine::register_jprobes(std::span<Jprobe* const> jps) {
-  for (size_t i = 0; i < jps.size(); ++i) {
-    if (int e = register_jprobe(*jps[i]); e < 0) {
-      std::string why = error_;
-      unregister_jprobes(jps.first(i));
-      error_ = why;
-      return e;
-    }
-  }
-  return 0;
+  return register_batch(jps, [this](Jprobe& p) { return register_jprobe(p); }, [this](Jprobe& p) { unregister_jprobe(p); });
 }
 
 void Engine::unregister_jprobes(std::span<Jprobe* const> jps) {
-  for (Jprobe* jp : jps) unregister_jprobe(*jp);
+  for (Jprobe* p : jps) unregister_jprobe(*p);
 }
 
 // setjmp_pre_handler.

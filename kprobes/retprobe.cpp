@@ -87,19 +87,11 @@ void Engine::flush_task(uint64_t key) {
 }
 
 int Engine::register_kretprobes(std::span<Kretprobe* const> rps) {
-  for (size_t i = 0; i < rps.size(); ++i) {
-    if (int e = register_kretprobe(*rps[i]); e < 0) {
-      std::string why = error_;
-      unregister_kretprobes(rps.first(i));
-      error_ = why;
-      return e;
-    }
-  }
-  return 0;
+  return register_batch(rps, [this](Kretprobe& p) { return register_kretprobe(p); }, [this](Kretprobe& p) { unregister_kretprobe(p); });
 }
 
 void Engine::unregister_kretprobes(std::span<Kretprobe* const> rps) {
-  for (Kretprobe* rp : rps) unregister_kretprobe(*rp);
+  for (Kretprobe* p : rps) unregister_kretprobe(*p);
 }
 
 // pre_handler_kretprobe.
