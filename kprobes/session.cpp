@@ -179,6 +179,18 @@ void ProbeSession::on_hit(SessionProbe& p, Cpu& cpu, bool at_return, uint64_t re
   if (sink_) sink_(events::format_hit_line(line, eng_.machine().symbols()));
 }
 
+uint64_t ProbeSession::total_hits() const {
+  uint64_t n = 0;
+  for (const auto& p : probes_) n += p->hits();
+  return n;
+}
+
+uint64_t ProbeSession::total_missed() const {
+  uint64_t n = 0;
+  for (const auto& p : probes_) n += p->nmissed();
+  return n;
+}
+
 std::string ProbeSession::summary() const {
   std::string out;
   for (const auto& p : probes_) {

@@ -56,6 +56,10 @@ class ProbeSession {
   using Sink = std::function<void(const std::string& line)>;
   ProbeSession(Engine& engine, Sink sink);
   ~ProbeSession();  // unregisters everything
+  // Sums of SessionProbe::hits() and nmissed() over the probes: what the
+  // per-probe summary lines count (kprobes: hits; kretprobes: returns).
+  uint64_t total_hits() const;
+  uint64_t total_missed() const;
   ProbeSession(const ProbeSession&) = delete;
   ProbeSession& operator=(const ProbeSession&) = delete;
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/serial.hpp"
+
 namespace ksim {
 
 enum class EventKind : uint8_t {
@@ -33,7 +35,15 @@ struct Event {
   int cpu = 0;  // -1 for machine-wide events
   EventKind kind = EventKind::console;
   uint64_t a = 0, b = 0, c = 0;
+  // Free text for people (trace files, the debugger). It is not hashed,
+  // except for console lines (guest output) and probe events (a fixed
+  // vocabulary of engine state names, docs/KPROBES.md), so rewording a
+  // message or upgrading the disassembler never changes a trace hash.
   std::string text;
+  // A small structured qualifier: trap and interrupt events: 1 when a host
+  // hook handled the trap (the guest never saw it), 0 when delivered; exit
+  // events: how the run ended (RunResult::End).
+  uint8_t sub = 0;
 };
 
 class EventObserver {
@@ -43,23 +53,73 @@ class EventObserver {
   virtual bool wants_insns() const { return false; }
 };
 
+// Observers see events in global (cycle, CPU) order, whatever order the
+// CPUs produced them in. Producers stamp an event with the cycle at which
+// it happened, which is never before the producing CPU's clock at the
+// start of its current scheduling slot; the machine knows a low-water
+// mark below which no CPU can produce anything any more (the smallest
+// clock or wake-up time of all CPUs) and releases held events below it,
+// sorted by (cycle, CPU, emission order). This holds for any scheduling
+// quantum, and it is what lets a CPU run ahead of the others without its
+// events overtaking theirs. Outside ordered mode (no machine running it),
+// events go straight to the observers.
 class EventStream {
  public:
   void add(EventObserver* o) { observers_.push_back(o); }
   void remove(EventObserver* o);
-  void emit(const Event& e) const {
-    for (auto* o : observers_) o->on_event(e);
+  void emit(const Event& e) {
+    if (observers_.empty()) return;
+    if (!ordered_) {
+      deliver(e);
+      return;
+    }
+    held_.push_back(Held{e, seq_++});
+    push_heap();
   }
   bool wants_insns() const;
   // No observer: producers may skip building events.
   bool empty() const { return observers_.empty(); }
 
+  // Ordered mode (the machine turns it on while it runs or is paused).
+  void set_ordered(bool on);
+  bool ordered() const { return ordered_; }
+  // Delivers held events whose cycle is below `cycle`, in order.
+  void release_below(uint64_t cycle) {
+    if (!held_.empty() && held_.front().e.cycle < cycle) release_below_slow(cycle);
+  }
+  // Delivers every held event, in order.
+  void drain() { release_below_slow(~uint64_t{0}); }
+  size_t held() const { return held_.size(); }
+  // Held events are part of a paused machine's state (checkpoints).
+  void save(Writer& w) const;
+  void restore(Reader& r);
+  // Takes over `from`'s held events (restoring a checkpoint after it was
+  // read and validated), keeping this stream's observers.
+  void adopt_held(EventStream&& from) {
+    held_ = std::move(from.held_);
+    seq_ = from.seq_;
+  }
+
  private:
+  struct Held {
+    Event e;
+    uint64_t seq;
+  };
+  void deliver(const Event& e) const {
+    for (auto* o : observers_) o->on_event(e);
+  }
+  void push_heap();
+  void release_below_slow(uint64_t cycle);
   std::vector<EventObserver*> observers_;
+  std::vector<Held> held_;  // a min-heap on (cycle, cpu, seq)
+  uint64_t seq_ = 0;
+  bool ordered_ = false;
 };
 
-// FNV-1a over every event except instruction events (so asking for an
-// instruction trace does not change the hash).
+// FNV-1a over the structured fields of every event except instruction
+// events (so asking for an instruction trace does not change the hash):
+// cycle, CPU, kind, a, b, c, sub, and the text of console and probe events
+// only (see Event::text).
 class TraceHasher final : public EventObserver {
  public:
   void on_event(const Event& e) override;

@@ -32,6 +32,9 @@ Machine::Machine(const MachineConfig& cfg)
   platform_ = cfg.isa == Isa::rv64 ? make_rv64_platform(*this) : make_x86_platform(*this);
   cpus_ = platform_->cpus();
   idle_reported_.assign(cpus_.size(), false);
+  lines_.assign(cpus_.size(), std::string());
+  if (cfg.reference_schedule && cfg.quantum != 1)
+    throw InputError("the reference schedule is exact: it needs quantum 1");
 }
 
 Machine::~Machine() = default;
@@ -47,9 +50,13 @@ void Machine::load(const ElfImage& image) {
     bus_.write_bytes(seg.paddr, seg.bytes.data(), seg.bytes.size());
     std::vector<uint8_t> zeros(seg.memsz - seg.bytes.size(), 0);
     bus_.write_bytes(seg.paddr + seg.bytes.size(), zeros.data(), zeros.size());
-    if (seg.executable && image.entry - seg.paddr < seg.memsz) entry_ok = true;
+    // Segment flags are not checked: bare-metal loaders (Spike, QEMU) load
+    // every PT_LOAD whatever its R/W/X bits, and programs rely on it (the
+    // riscv-tests link every section into one segment without flags). The
+    // simulated machine has no memory protection to map them onto.
+    if (image.entry - seg.paddr < seg.memsz) entry_ok = true;
   }
-  if (!entry_ok) throw InputError("entry point " + hex(image.entry) + " is not inside an executable segment");
+  if (!entry_ok) throw InputError("entry point " + hex(image.entry) + " is not inside any loadable segment");
   if (image.entry & 1) throw InputError("entry point " + hex(image.entry) + " is not 2-byte aligned");
   symbols_ = image.symbols;
   for (Cpu* c : cpus_) c->set_pc(image.entry);
@@ -94,9 +101,7 @@ void Machine::save_state(Writer& w) const {
   w.i32(exit_status_.value_or(0));
   w.str(panic_reason_);
   w.str(console_);
-  w.str(line_);
-  w.i32(line_cpu_);
-  w.u64(line_cycle_);
+  for (const std::string& l : lines_) w.str(l);
   for (bool b : idle_reported_) w.boolean(b);
   w.i32(slot_cpu_);
   w.u64(slot_until_);
@@ -117,6 +122,7 @@ void Machine::save_state(Writer& w) const {
     w.raw(ram.host() + p * kPageSize, kPageSize);
   }
   platform_->save(w);
+  events_.save(w);
 }
 
 void Machine::restore_state(Reader& r) {
@@ -138,9 +144,9 @@ void Machine::restore_state(Reader& r) {
   if (has_tohost && !bus_.ram().contains(tohost, 8)) r.fail("tohost outside RAM");
   bool exited = r.boolean();
   int32_t status = r.i32();
-  std::string panic = r.str(), console = r.str(), line = r.str();
-  int32_t line_cpu = r.i32();
-  uint64_t line_cycle = r.u64();
+  std::string panic = r.str(), console = r.str();
+  std::vector<std::string> lines(cpus_.size());
+  for (std::string& l : lines) l = r.str();
   std::vector<bool> idle_reported(cpus_.size());
   for (size_t i = 0; i < idle_reported.size(); ++i) idle_reported[i] = r.boolean();
   int32_t slot_cpu = r.i32();
@@ -157,6 +163,8 @@ void Machine::restore_state(Reader& r) {
     r.raw(ram.host() + p * kPageSize, kPageSize);
   }
   platform_->restore(r);
+  EventStream held;
+  held.restore(r);
   if (!r.at_end()) r.fail("trailing data");
 
   symbols_ = std::move(syms);
@@ -165,10 +173,9 @@ void Machine::restore_state(Reader& r) {
   panic_reason_ = panic;
   stop_reason_.clear();
   console_ = console;
-  line_ = line;
-  line_cpu_ = line_cpu;
-  line_cycle_ = line_cycle;
+  lines_ = std::move(lines);
   idle_reported_ = idle_reported;
+  events_.adopt_held(std::move(held));
   slot_cpu_ = slot_cpu;
   slot_until_ = slot_until;
 }
@@ -176,18 +183,17 @@ void Machine::restore_state(Reader& r) {
 void Machine::power_off(int status, uint64_t cycle, int cpu) {
   if (exit_status_) return;
   exit_status_ = status;
-  flush_console();
+  flush_console(cycle);
   events_.emit(Event{cycle, cpu, EventKind::exit, static_cast<uint64_t>(static_cast<int64_t>(status)), 0, 0,
-                     "poweroff"});
+                     "poweroff", static_cast<uint8_t>(RunResult::End::poweroff)});
   for (Cpu* c : cpus_) c->request_stop();
 }
 
 void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
   if (exit_status_ || !panic_reason_.empty()) return;
   panic_reason_ = "cpu " + std::to_string(cpu) + ": guest kernel panic (code " + std::to_string(code) + ")";
-  flush_console();
+  flush_console(cycle);
   for (Cpu* c : cpus_) c->request_stop();
-  (void)cycle;
 }
 
 void Machine::request_stop(const std::string& reason) {
@@ -196,32 +202,64 @@ void Machine::request_stop(const std::string& reason) {
   for (Cpu* c : cpus_) c->request_stop();
 }
 
+// Lines are assembled per CPU (CPUs printing at once do not mix their
+// lines) and stamped with the cycle of the newline: the line exists when
+// it is complete, which also keeps console events in cycle order.
 void Machine::console_putc(const Accessor& who, char c) {
   console_ += c;
   if (console_sink) console_sink(c);
-  if (line_.empty()) {
-    line_cpu_ = who.cpu;
-    line_cycle_ = who.cycle;
-  }
+  const size_t k = who.cpu >= 0 && static_cast<size_t>(who.cpu) < lines_.size() ? static_cast<size_t>(who.cpu) : 0;
   if (c == '\n') {
-    events_.emit(Event{line_cycle_, line_cpu_, EventKind::console, 0, 0, 0, line_});
-    line_.clear();
+    events_.emit(Event{who.cycle, static_cast<int>(k), EventKind::console, 0, 0, 0, lines_[k]});
+    lines_[k].clear();
   } else {
-    line_ += c;
+    lines_[k] += c;
   }
 }
 
-void Machine::flush_console() {
-  if (line_.empty()) return;
-  events_.emit(Event{line_cycle_, line_cpu_, EventKind::console, 0, 0, 0, line_});
-  line_.clear();
+// Unfinished lines when the run ends, stamped with the end's cycle.
+void Machine::flush_console(uint64_t cycle) {
+  for (size_t k = 0; k < lines_.size(); ++k) {
+    if (lines_[k].empty()) continue;
+    events_.emit(Event{std::max(cycle, cpus_[k]->cycle()), static_cast<int>(k), EventKind::console, 0, 0, 0,
+                       lines_[k]});
+    lines_[k].clear();
+  }
 }
 
 void Machine::cpu_interrupts_changed(int cpu) {
   // An idle CPU wakes when the scheduler reaches its wake_cycle(), which
   // already accounts for the interrupt's delivery latency.
   cpus_[cpu]->interrupts_changed();
-  if (static_cast<size_t>(cpu) < ready_.size()) ready_[cpu] = ready_at(*cpus_[cpu]);
+  if (static_cast<size_t>(cpu) >= ready_.size()) return;
+  ready_[cpu] = ready_at(*cpus_[cpu]);
+  // A CPU woken (or woken earlier) by the running one: the running CPU's
+  // slot must end where the woken CPU's turn begins, not where it was
+  // computed to end when nobody else was ready.
+  if (running_ >= 0 && cpu != running_ && slot_cpu_ == running_) {
+    const uint64_t b = bound_for(running_, cpu);
+    if (b < slot_until_) {
+      slot_until_ = b;
+      if (run_until_ > b) run_until_ = b;
+      cpus_[running_]->request_stop();  // returns after this instruction; the slot goes on to b
+    }
+  }
+}
+
+uint64_t Machine::bound_for(int cur, int other) const {
+  const uint64_t t = ready_[other];
+  if (t == kNever) return kNever;
+  // Exact: `cur` may start a step at cycle c while (c, cur) < (t, other).
+  const uint64_t exact = t + (cur < other ? 1 : 0);
+  const uint64_t extra = cfg_.quantum - 1;
+  return exact > kNever - extra ? kNever : exact + extra;
+}
+
+uint64_t Machine::slot_end(int cur) const {
+  uint64_t until = cfg_.max_cycles;
+  for (int j = 0; j < cpu_count(); ++j)
+    if (j != cur) until = std::min(until, bound_for(cur, j));
+  return until;
 }
 
 uint64_t Machine::now() const {
@@ -239,22 +277,32 @@ uint64_t Machine::steps() const {
 
 RunResult Machine::run(const RunLimits& limits) {
   platform_->set_trace_insns(events_.wants_insns());
+  events_.set_ordered(true);
   stop_reason_.clear();  // a host stop ends one run(); the next one resumes
   // When each CPU next has something to do. Kept up to date incrementally:
   // only the CPU that ran, and CPUs whose interrupts changed, can move.
   ready_.resize(cpus_.size());
   for (size_t i = 0; i < cpus_.size(); ++i) ready_[i] = ready_at(*cpus_[i]);
   auto finish = [this](RunResult r) {
-    // A pause is not an end: a half-printed line stays pending, so pausing
-    // never splits a console event.
-    if (r.end != RunResult::End::paused) flush_console();
     r.cycles = 0;
     for (Cpu* c : cpus_) {
       r.cycles = std::max(r.cycles, c->cycle());
       r.instret += c->instret();
     }
-    if (r.end != RunResult::End::poweroff && r.end != RunResult::End::paused)
-      events_.emit(Event{r.cycles, -1, EventKind::exit, static_cast<uint64_t>(r.status), 0, 0, r.reason});
+    // A pause is not an end: a half-printed line stays pending, so pausing
+    // never splits a console event, and events at or after the slowest
+    // CPU's clock stay held (a resumed run may still produce earlier ones).
+    if (r.end == RunResult::End::paused) {
+      uint64_t low = kNever;
+      for (Cpu* c : cpus_) low = std::min(low, ready_at(*c));
+      events_.release_below(low);
+      return r;
+    }
+    flush_console(r.cycles);
+    if (r.end != RunResult::End::poweroff)
+      events_.emit(Event{r.cycles, -1, EventKind::exit, static_cast<uint64_t>(r.status), 0, 0, r.reason,
+                         static_cast<uint8_t>(r.end)});
+    events_.set_ordered(false);  // the run is over: deliver everything
     return r;
   };
 
@@ -271,17 +319,16 @@ RunResult Machine::run(const RunLimits& limits) {
       // A new slot. The CPU furthest behind runs next; ties go to the
       // lowest number.
       int next = -1;
-      uint64_t next_t = kNever, other_t = kNever;
+      uint64_t next_t = kNever;
       for (int i = 0; i < cpu_count(); ++i) {
-        uint64_t t = ready_[i];
-        if (t < next_t) {
-          other_t = next_t;
-          next_t = t;
+        if (ready_[i] < next_t) {
+          next_t = ready_[i];
           next = i;
-        } else if (t < other_t) {
-          other_t = t;
         }
       }
+      // Nothing can happen before next_t any more: what is held below it
+      // can be delivered.
+      events_.release_below(next_t);
       if (next < 0)
         return finish({RunResult::End::crash, 0,
                        "every CPU is waiting for an interrupt that nothing will send (wfi with no timer armed)", 0,
@@ -298,13 +345,8 @@ RunResult Machine::run(const RunLimits& limits) {
           idle_reported_[next] = false;
         }
       }
-      uint64_t until = cfg_.max_cycles;
-      if (other_t != kNever) {
-        const uint64_t base = std::max(other_t, c.cycle());
-        until = std::min(until, base > kNever - cfg_.quantum ? kNever : base + cfg_.quantum);
-      }
       slot_cpu_ = next;
-      slot_until_ = until;
+      slot_until_ = slot_end(next);
     }
 
     // Run the slot: to its end, or to the step limit (a paused slot resumes
@@ -313,16 +355,18 @@ RunResult Machine::run(const RunLimits& limits) {
     Cpu& c = *cpus_[cur];
     running_ = cur;
     const uint64_t until = std::min(slot_until_, limits.cycle);
-    run_until_ = limits.steps ? 0 : until;
+    run_until_ = limits.steps || cfg_.reference_schedule ? 0 : until;
     if (agent_ && agent_->pending(cur))
       agent_->resume(c);  // host work on this CPU's behalf: no instruction runs
+    else if (cfg_.reference_schedule)
+      c.step(until, 1);  // one step per decision
     else if (limits.steps)
       c.step(until, limits.steps - now_steps);
     else
       c.run(until);
     running_ = -1;
     run_until_ = 0;
-    if (c.cycle() >= slot_until_ || c.idle()) slot_cpu_ = -1;
+    if (c.cycle() >= slot_until_ || c.idle() || cfg_.reference_schedule) slot_cpu_ = -1;
 
     ready_[cur] = ready_at(c);
     if (platform_->crashed(cur)) return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});

@@ -2,9 +2,14 @@
 // trap hook chain, the event stream, and the scheduler that runs the CPUs.
 //
 // Scheduling rule (deterministic by construction): the CPU whose clock is
-// furthest behind runs next, ties to the lowest CPU number, for at most
-// `quantum` cycles past the next CPU's clock. No host time, thread or
-// address ever decides an order.
+// furthest behind runs next, ties to the lowest CPU number. With quantum 1
+// (exact, the default) it keeps running only while it would still be that
+// CPU: while (its clock, its number) is below (clock, number) of every
+// other CPU, counting an idle CPU at its wake-up cycle. A CPU woken in the
+// middle of another's slot (an IPI, a timer write) shortens that slot at
+// once, so it runs at its wake-up cycle. With quantum Q > 1 a CPU may run
+// Q - 1 cycles further. No host time, thread or address ever decides an
+// order. docs/SCHEDULING.md has the details and the guarantees.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -40,6 +45,11 @@ struct MachineConfig {
   uint64_t quantum = 1;
   // Seed of the latency perturbation (0: none). See cpu/perturb.hpp.
   uint64_t seed = 0;
+  // The reference schedule: one scheduling decision per step (instruction,
+  // trap or host phase), on the precise interpreter path. Slow; it exists
+  // to check that the default schedule gives identical results. Needs
+  // quantum 1.
+  bool reference_schedule = false;
 };
 
 // Where a run() call pauses (the machine can be run again from there).
@@ -128,14 +138,23 @@ class Machine {
   void save_state(Writer& w) const;
   void restore_state(Reader& r);
 
+  // Delivers every event still held for ordering (EventStream). A paused
+  // machine holds the events at or after the slowest CPU's clock; call
+  // this when no more events will come before the observers are read.
+  void drain_events() { events_.drain(); }
+
   // Used by the platform's devices.
   void console_putc(const Accessor& who, char c);
   void cpu_interrupts_changed(int cpu);
   uint64_t now() const;  // clock of the running CPU (or max when none runs)
 
  private:
-  void flush_console();
+  void flush_console(uint64_t cycle);
   void arm_tohost(uint64_t addr);
+  // The exclusive bound on the cycle at which `cur` may start a step while
+  // `other` waits (see the scheduling rule above).
+  uint64_t bound_for(int cur, int other) const;
+  uint64_t slot_end(int cur) const;
 
   MachineConfig cfg_;
   Bus bus_;
@@ -146,9 +165,7 @@ class Machine {
   std::unique_ptr<Platform> platform_;
   std::vector<Cpu*> cpus_;
   std::string console_;
-  std::string line_;  // console line being assembled
-  int line_cpu_ = 0;
-  uint64_t line_cycle_ = 0;
+  std::vector<std::string> lines_;  // per CPU: the console line being assembled
   std::optional<int> exit_status_;
   std::string stop_reason_;
   std::string panic_reason_;

@@ -45,17 +45,18 @@ class Rv64Platform final : public Platform {
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         Event e;
-        e.cycle = hart.cycle();
+        e.cycle = r.cycle;
         e.cpu = hart.id();
         e.kind = r.info.interrupt ? EventKind::interrupt : EventKind::trap;
         e.a = r.info.cause;
         e.b = r.info.tval;
         e.c = r.info.pc;
         e.text = r.delivered ? "delivered" : "hooked";
+        e.sub = r.delivered ? 0 : 1;
         m_.events().emit(e);
         if (r.info.interrupt && r.info.cause == rv64::kIrqMSoft) {
           int from = clint_.msip_source(hart.id());
-          m_.events().emit(Event{hart.cycle(), hart.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
+          m_.events().emit(Event{r.cycle, hart.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
         }
       };
       h->on_insn = [this](const rv64::Hart& hart, const rv64::Insn& in) {

@@ -40,10 +40,11 @@ class X86Platform final : public Platform {
       auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation());
       c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
-        m_.events().emit(Event{cpu.cycle(), cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
+        m_.events().emit(Event{r.cycle, cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
                                r.info.cause, r.info.tval, r.info.pc,
                                (r.delivered ? std::string("delivered") : std::string("hooked")) +
-                                   (r.text.empty() ? "" : ": " + r.text)});
+                                   (r.text.empty() ? "" : ": " + r.text),
+                               static_cast<uint8_t>(r.delivered ? 0 : 1)});
       };
       c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn&) {
         m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), 0, 0, ""});

@@ -318,6 +318,11 @@ TEST_CASE("Command-line mistakes exit 2 with a message on stderr and run nothing
       {"zero CPUs", {"run", "--cpus", "0"}},
       {"more than 64 CPUs", {"run", "--cpus", "65"}},
       {"non-numeric cycle limit", {"run", "--max-cycles", "abc"}},
+      {"negative cycle limit", {"run", "--max-cycles", "-5"}},
+      {"negative seed", {"run", "--seed", "-1"}},
+      {"seed too large for 64 bits", {"run", "--seed", "18446744073709551616"}},
+      {"negative quantum", {"run", "--quantum", "-1"}},
+      {"reference schedule with a quantum", {"run", "--reference-schedule", "--quantum", "10"}},
       {"unknown ISA", {"run", "--isa", "sparc"}},
       {"no command at all", {}},
   }));
@@ -520,6 +525,13 @@ TEST_CASE("ksim run with a checkpoint mid-run, and a later --restore, end with t
     CHECK(summary_field(saving.out, field) == summary_field(plain.out, field));
     CHECK(summary_field(restored.out, field) == summary_field(plain.out, field));
   }
+  // The summary names the machine's ISA; an --isa that contradicts the
+  // checkpoint is refused, one that agrees is accepted.
+  CHECK_THAT(restored.out, Contains("isa: rv64, cpus: 4, seed: 9"));
+  ProcessResult wrong_isa = run_ksim({"run", "--restore", ckpt, "--isa", "x86", "-q"});
+  CHECK(wrong_isa.status == 2);
+  CHECK_THAT(wrong_isa.err, Contains("does not match the checkpoint"));
+  CHECK(run_ksim({"run", "--restore", ckpt, "--isa", "rv64", "-q"}).status == 0);
   // A corrupted checkpoint file is bad input, with a one-line reason.
   {
     std::fstream f(ckpt, std::ios::in | std::ios::out | std::ios::binary);

@@ -38,28 +38,49 @@ std::string tail(const std::string& s) { return s.size() > 2500 ? s.substr(s.siz
 
 }  // namespace
 
-TEST_CASE("ksim run --probe 'p:do_fork flags=$arg1' --probe 'r:sys_open ret=$retval' on 4 CPUs",
+TEST_CASE("ksim run --probe 'p:myfork do_fork flags=$arg1' --probe 'r:myopen sys_open ret=$retval' on 4 CPUs",
           "[kprobes][cli]") {
   const std::string isa = GENERATE("rv64", "x86");
-  ProcessResult r = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:do_fork flags=$arg1", "--probe",
-                          "r:sys_open ret=$retval", "--probes-list"});
+  ProcessResult r = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:myfork do_fork flags=$arg1",
+                          "--probe", "r:myopen sys_open ret=$retval", "--probes-list"});
   INFO(tail(r.out) << r.err);
   REQUIRE(r.status == 0);
   // ftrace lines: "<comm>-<pid> [cpu] <cycle>: <event>: (<where>) <args>"
-  const std::regex fork_line(R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: p_do_fork_0: \(do_fork\+0x0/0x[0-9a-f]+\) flags=0x[0-9a-f]+\n)");
+  const std::regex fork_line(R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: myfork: \(do_fork\+0x0/0x[0-9a-f]+\) flags=0x[0-9a-f]+\n)");
   const std::regex open_line(
-      R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: r_sys_open_0: \(worker_main\+0x[0-9a-f]+/0x[0-9a-f]+ <- sys_open\) ret=0x[0-9a-f]+\n)");
+      R"(worker/\d+:\d+-\d+ +\[00\d\] +\d+: myopen: \(worker_main\+0x[0-9a-f]+/0x[0-9a-f]+ <- sys_open\) ret=0x[0-9a-f]+\n)");
   CHECK(count_lines(r.out, fork_line) == 1536);
   CHECK(count_lines(r.out, open_line) == 1536);
   CHECK(count_lines(r.out, std::regex("ret=0xfffffffffffffffe")) == 384);  // -ENOENT
-  CHECK(r.out.find("  p:kprobes/p_do_fork_0 do_fork flags=$arg1: hits 1536, nmissed 0\n") != std::string::npos);
-  CHECK(r.out.find("  r:kprobes/r_sys_open_0 sys_open ret=$retval: hits 1536, nmissed 0\n") != std::string::npos);
+  CHECK(r.out.find("  p:kprobes/myfork do_fork flags=$arg1: hits 1536, nmissed 0\n") != std::string::npos);
+  CHECK(r.out.find("  r:kprobes/myopen sys_open ret=$retval: hits 1536, nmissed 0\n") != std::string::npos);
+  // The total is the sum of the per-probe lines (entries of the kprobe,
+  // returns of the kretprobe: 1536 each, the kernel's own call counts).
+  CHECK(r.out.find("probes: 3072 hits, 0 missed, 0 stray traps\n") != std::string::npos);
+  // -q: the probe lines follow each other with no blank line between them.
+  CHECK(r.out.find("\n\n") == std::string::npos);
   CHECK(std::regex_search(r.out, std::regex(R"(kprobes/list:\n[0-9a-f]{16}  k  do_fork\+0x0\n[0-9a-f]{16}  r  sys_open\+0x0\n)")));
   CHECK(std::regex_search(r.out, std::regex(R"(\ncycles: \d+\ntrace-hash: [0-9a-f]{16}\n$)")));
   // The same command gives the same run.
-  ProcessResult again = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:do_fork flags=$arg1", "--probe",
-                              "r:sys_open ret=$retval", "--probes-list"});
+  ProcessResult again = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe", "p:myfork do_fork flags=$arg1",
+                              "--probe", "r:myopen sys_open ret=$retval", "--probes-list"});
   CHECK(again.out.substr(again.out.find("cycles:")) == r.out.substr(r.out.find("cycles:")));
+}
+
+TEST_CASE("an error the probe engine detects ends the run with exit status 6 and says why", "[kprobes][cli]") {
+  // do_fork's return address is overwritten with the kretprobe trampoline
+  // (a corrupted stack, as a buggy handler would leave it): its return
+  // finds no kretprobe instance, which Linux reports as a kretprobe BUG.
+  ProcessResult dis = run_ksim({"disasm", "kretprobe_trampoline"});
+  REQUIRE(dis.status == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(dis.out, m, std::regex(R"(([0-9a-f]{16}) <kretprobe_trampoline>:)")));
+  ProcessResult r = run_ksim({"run", "-q", "--probe", "r sys_open", "--probe", "p do_fork", "--probe-action",
+                              "p_do_fork_0=set:%ra=0x" + m[1].str()});
+  INFO(tail(r.out) << r.err);
+  CHECK(r.status == 6);
+  CHECK(r.out.find("exit: stopped by the probe engine: kretprobe BUG!") != std::string::npos);
+  CHECK(std::regex_search(r.out, std::regex(R"(\ncycles: \d+\ntrace-hash: [0-9a-f]{16}\n$)")));
 }
 
 TEST_CASE("probe actions: count prints nothing, override injects a return value, set writes a register",

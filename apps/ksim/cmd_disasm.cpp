@@ -1,4 +1,5 @@
 // `ksim disasm`: objdump-style listing of a guest image, whole or by symbol.
+#include <algorithm>
 #include <cstdio>
 
 #include "apps/ksim/options.hpp"
@@ -76,15 +77,20 @@ int cmd_disasm(const std::vector<std::string>& args) {
   Isa isa = parse_isa(isa_name);
   ElfImage img = load_image(elf, image, isa);
 
-  auto segment_of = [&img](uint64_t addr) -> const ElfSegment* {
+  // Code is what the executable segments hold; an image whose segments
+  // carry no X flag at all (the riscv-tests' flagless segment, which the
+  // machine loads anyway) is listed whole.
+  const bool any_x = std::any_of(img.segments.begin(), img.segments.end(), [](auto& s) { return s.executable; });
+  auto is_code = [any_x](const ElfSegment& s) { return s.executable || !any_x; };
+  auto segment_of = [&](uint64_t addr) -> const ElfSegment* {
     for (const auto& s : img.segments)
-      if (s.executable && addr - s.paddr < s.memsz) return &s;
+      if (is_code(s) && addr - s.paddr < s.memsz) return &s;
     return nullptr;
   };
 
   if (symbols.empty()) {
     for (const auto& s : img.segments)
-      if (s.executable) list_range(img, s, s.paddr, s.paddr + s.bytes.size());
+      if (is_code(s)) list_range(img, s, s.paddr, s.paddr + s.bytes.size());
     return kOk;
   }
   for (const auto& name : symbols) {

@@ -19,7 +19,7 @@ namespace ksim::cli {
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ksim run options");
   std::string isa_name = "rv64", elf, image, trace, checkpoint_file, restore;
-  uint64_t max_cycles = 0, quantum = 0, seed = 0, checkpoint_at = 0;
+  U64 max_cycles_opt, quantum_opt, seed_opt, checkpoint_at_opt;
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern";
@@ -29,15 +29,18 @@ int cmd_run(const std::vector<std::string>& args) {
       ("image", po::value(&image)->default_value(kDefaultImage),
        "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, hello")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
-      ("seed", po::value(&seed)->default_value(0),
+      ("seed", po::value(&seed_opt)->default_value(U64{0}),
        "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
-      ("quantum", po::value(&quantum)->default_value(1),
+      ("quantum", po::value(&quantum_opt)->default_value(U64{1}),
        "cycles a CPU may run past the one furthest behind: 1 is exact, larger is faster (still deterministic)")
-      ("max-cycles", po::value(&max_cycles)->default_value(10'000'000'000ull),
+      ("reference-schedule",
+       "decide the schedule after every instruction, on the precise interpreter path (slow): the reference the "
+       "default exact schedule must agree with (needs --quantum 1)")
+      ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}),
        "stop with exit status 5 when the machine's clock reaches this cycle")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
       ("trace-insns", "also write one event per executed instruction (slow)")
-      ("checkpoint-at", po::value(&checkpoint_at), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
+      ("checkpoint-at", po::value(&checkpoint_at_opt), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
       ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
       ("restore", po::value(&restore), "start from a checkpoint file instead of booting a guest")
       ("probe", po::value(&probe_specs)->composing(),
@@ -55,11 +58,15 @@ int cmd_run(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
 
+  const uint64_t max_cycles = max_cycles_opt.v, quantum = quantum_opt.v, seed = seed_opt.v,
+                 checkpoint_at = checkpoint_at_opt.v;
+  const bool reference = vm.count("reference-schedule") > 0;
   Isa isa = parse_isa(isa_name);
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
   if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
   if (quantum == 0 || quantum > kMaxQuantum)
     throw UsageError{"--quantum must be between 1 and " + std::to_string(kMaxQuantum)};
+  if (reference && quantum != 1) throw UsageError{"--reference-schedule is exact: it needs --quantum 1"};
   if (vm.count("trace-insns") && trace.empty()) throw UsageError{"--trace-insns needs --trace FILE"};
   if (vm.count("checkpoint-at") != vm.count("checkpoint-file"))
     throw UsageError{"--checkpoint-at and --checkpoint-file go together"};
@@ -83,7 +90,11 @@ int cmd_run(const std::vector<std::string>& args) {
     std::vector<uint8_t> bytes = read_checkpoint_file(restore);
     CheckpointHeader h = read_checkpoint_header(bytes);
     MachineConfig cfg = h.config;
+    if (!vm["isa"].defaulted() && cfg.isa != isa)
+      throw UsageError{std::string("--isa ") + isa_name + " does not match the checkpoint, which holds " +
+                       (cfg.isa == Isa::x86_64 ? "an x86" : "an RV64") + " machine"};
     cfg.max_cycles = max_cycles;
+    cfg.reference_schedule = reference;
     machine = std::make_unique<Machine>(cfg);
     restore_checkpoint(*machine, bytes);
     restored_hash = h.trace_hash;
@@ -97,6 +108,7 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.max_cycles = max_cycles;
     cfg.quantum = quantum;
     cfg.seed = seed;
+    cfg.reference_schedule = reference;
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }
@@ -113,7 +125,8 @@ int cmd_run(const std::vector<std::string>& args) {
   bool echo = !vm.count("quiet");
   bool console_ends_with_newline = true;
   m.console_sink = [&](char c) {
-    if (echo) std::fputc(c, stdout);
+    if (!echo) return;  // -q: nothing printed, so no line to end before a probe line
+    std::fputc(c, stdout);
     console_ends_with_newline = c == '\n';
   };
 
@@ -176,17 +189,21 @@ int cmd_run(const std::vector<std::string>& args) {
       break;
     case RunResult::End::hook_stop:
     case RunResult::End::paused:  // not reached: runs here go to the end
-      std::printf("exit: stopped by the host: %s\n", r.reason.c_str());
-      status = kGuestCrash;
+      std::printf("exit: stopped by the probe engine: %s\n", r.reason.c_str());
+      status = kEngineStop;
       break;
   }
-  std::printf("isa: %s, cpus: %d, seed: %" PRIu64 ", quantum: %" PRIu64 "\n", isa_name.c_str(), cpus,
-              m.config().seed, m.config().quantum);
+  // The machine's own ISA (a restored checkpoint fixes it, whatever --isa says).
+  std::printf("isa: %s, cpus: %d, seed: %" PRIu64 ", quantum: %" PRIu64 "%s\n",
+              m.config().isa == Isa::x86_64 ? "x86" : "rv64", m.cpu_count(), m.config().seed, m.config().quantum,
+              m.config().reference_schedule ? " (reference schedule)" : "");
   std::printf("instructions: %" PRIu64 "\n", r.instret);
   std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? r.instret / secs / 1e6 : 0.0);
   if (session) {
-    std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", engine->stats().hits,
-                engine->stats().misses, engine->stats().strays);
+    // The same counts as the per-probe lines below, summed: a kprobe (p)
+    // counts the hits of its address, a kretprobe (r) the returns it saw.
+    std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", session->total_hits(),
+                session->total_missed(), engine->stats().strays);
     std::fputs(session->summary().c_str(), stdout);
     if (vm.count("probes-list")) {
       std::printf("kprobes/list:\n");

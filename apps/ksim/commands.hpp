@@ -16,6 +16,7 @@ enum Exit : int {
   kBadInput = 3,     // unreadable or malformed input file
   kGuestCrash = 4,   // unhandled trap loop, panic, deadlock
   kCycleLimit = 5,   // --max-cycles reached
+  kEngineStop = 6,   // the probe engine stopped the run (a kretprobe BUG, a looping pre_handler, ...)
 };
 
 // Thrown for command-line mistakes; main() prints it with a usage hint.

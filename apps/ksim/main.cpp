@@ -17,7 +17,7 @@ const char* kUsageText =
     "\n"
     "`ksim <command> --help` describes a command's options.\n"
     "exit status: 0 guest passed, 1 guest failed, 2 usage error, 3 bad input file,\n"
-    "             4 guest crash, 5 cycle limit reached\n";
+    "             4 guest crash, 5 cycle limit reached, 6 stopped by the probe engine\n";
 
 }  // namespace
 

@@ -100,19 +100,24 @@ uint64_t Hart::draw_stall_interval() {
                                     ctl_.stall_draws, timing::kStallIntervalMin, timing::kStallIntervalMax);
 }
 
+void Hart::apply_due_stall() {
+  if (s.cycle < ctl_.next_stall) return;
+  s.cycle += perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_length, id_), ctl_.stall_draws, 1,
+                              timing::kStallMax);
+  ++ctl_.stall_draws;
+  ctl_.next_stall = draw_stall_interval();
+}
+
 bool Hart::prepare(uint64_t until) {
   if (ctl_.idle) {
     if ((mip() & s.mie) == 0) return false;  // still waiting; the scheduler moves time
     ctl_.idle = false;
   }
-  // A seeded memory stall that is due costs its cycles now.
-  if (s.cycle >= ctl_.next_stall) {
-    s.cycle += perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_length, id_), ctl_.stall_draws, 1,
-                                timing::kStallMax);
-    ++ctl_.stall_draws;
-    ctl_.next_stall = draw_stall_interval();
-  }
-  check_interrupts();
+  // A seeded memory stall that is due costs its cycles now; so does one
+  // that came due while an interrupt was being taken (the handler's first
+  // instruction is the next boundary, in every schedule).
+  apply_due_stall();
+  if (check_interrupts()) apply_due_stall();
   if (stop_requested_ || ctl_.idle || s.cycle >= until) return false;
   // Stop at the next event (a timer or IPI becoming visible, a stall) so it
   // is handled at the right instruction boundary.
@@ -223,11 +228,12 @@ void Hart::raise(uint64_t cause, uint64_t tval) {
 void Hart::take_trap(const TrapInfo& t) {
   last_trap_ = t;
   ++ctl_.traps;
+  const uint64_t taken = s.cycle;
   s.cycle += timing::kTrapEntryCycles;
   if (hooks_ && !hooks_->empty()) {
     HookResult r = hooks_->run(*this, t);
     if (r != HookResult::pass) {
-      if (on_trap) on_trap(*this, TrapRecord{t, false});
+      if (on_trap) on_trap(*this, TrapRecord{t, false, taken});
       if (r == HookResult::stop) {
         stop_reason_ = StopReason::hook;
         request_stop();
@@ -235,7 +241,7 @@ void Hart::take_trap(const TrapInfo& t) {
       return;
     }
   }
-  if (on_trap) on_trap(*this, TrapRecord{t, true});
+  if (on_trap) on_trap(*this, TrapRecord{t, true, taken});
 
   if (!t.interrupt) {
     ctl_.nested_traps = (s.instret == ctl_.instret_at_last_trap) ? ctl_.nested_traps + 1 : 0;

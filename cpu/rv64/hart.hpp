@@ -80,6 +80,7 @@ class Hart final : public Cpu {
   struct TrapRecord {
     TrapInfo info;
     bool delivered;  // false when a host hook handled it
+    uint64_t cycle;  // when the trap was taken (before its entry cost)
   };
   std::function<void(const Hart&, const TrapRecord&)> on_trap;
   // Called before each instruction executes when tracing instructions, with
@@ -194,6 +195,7 @@ class Hart final : public Cpu {
   // false when the hart cannot run now (idle, or stopped).
   bool prepare(uint64_t until);
   uint64_t draw_stall_interval();
+  void apply_due_stall();
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);

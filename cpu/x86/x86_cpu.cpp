@@ -158,12 +158,13 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
                      uint64_t error) {
   ++traps_;
   halted_ = false;  // delivering an event ends HLT (SDM HLT)
+  const uint64_t taken = s.cycle;
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};
   if (hooks_ && !hooks_->empty()) {
     HookResult r = hooks_->run(*this, t);
     if (r != HookResult::pass) {
-      if (on_trap) on_trap(*this, TrapRecord{t, false, text});
+      if (on_trap) on_trap(*this, TrapRecord{t, false, text, taken});
       if (r == HookResult::stop) {
         hook_stopped_ = true;
         request_stop();
@@ -174,7 +175,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   // A hook that passes the trap on may have moved RIP (the kprobes engine
   // reports a fault in an out-of-line step at the probed address).
   if (s.rip != t.pc) return_rip = s.rip;
-  if (on_trap) on_trap(*this, TrapRecord{t, true, text});
+  if (on_trap) on_trap(*this, TrapRecord{t, true, text, taken});
   if (!interrupt) {
     nested_traps_ = s.instret == instret_at_last_trap_ ? nested_traps_ + 1 : 0;
     instret_at_last_trap_ = s.instret;

@@ -94,6 +94,7 @@ class X86Cpu final : public Cpu {
     TrapInfo info;
     bool delivered;
     std::string text;  // e.g. the unsupported instruction for #UD
+    uint64_t cycle;    // when the trap was taken (before its entry cost)
   };
   std::function<void(const X86Cpu&, const TrapRecord&)> on_trap;
   std::function<void(const X86Cpu&, const Insn&)> on_insn;
