@@ -62,7 +62,13 @@ Engine::Engine(Machine& m, StepMode mode)
 Engine::~Engine() {
   m_.trap_hooks().remove(hook_id_);
   m_.set_host_agent(nullptr);
-  for (auto& [addr, p] : table_) {
+  // In address order: the disarm events must not depend on the hash
+  // table's iteration order.
+  std::vector<uint64_t> addrs;
+  for (const auto& [addr, p] : table_) addrs.push_back(addr);
+  std::sort(addrs.begin(), addrs.end());
+  for (uint64_t addr : addrs) {
+    auto& p = table_[addr];
     disarm(*p);
     for (auto& r : p->probes) {
       if (r->user) r->user->rec = nullptr;
@@ -158,6 +164,8 @@ int Engine::fail(int err, std::string why) {
 
 void Engine::charge_caller(uint64_t cycles) { m_.cpu(caller_cpu_).add_cycles(cycles); }
 
+Accessor Engine::as_caller() const { return Accessor{caller_cpu_, m_.cpu(caller_cpu_).cycle()}; }
+
 void Engine::emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
   m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::probe, addr, b, c, what});
 }
@@ -179,7 +187,7 @@ bool Engine::read_original(uint64_t addr, uint8_t* out, size_t len) const {
 
 void Engine::arm(ProbePoint& p) {
   if (p.armed) return;
-  bus_.write_bytes(p.addr, p.insn.bp, p.insn.bp_len);
+  bus_.write_bytes(p.addr, p.insn.bp, p.insn.bp_len, as_caller());
   p.armed = true;
   charge_caller(timing::kTextPokeCycles);
   emit(m_.cpu(caller_cpu_), p.addr, "arm");
@@ -187,7 +195,7 @@ void Engine::arm(ProbePoint& p) {
 
 void Engine::disarm(ProbePoint& p) {
   if (!p.armed) return;
-  bus_.write_bytes(p.addr, p.insn.orig, p.insn.bp_len);
+  bus_.write_bytes(p.addr, p.insn.orig, p.insn.bp_len, as_caller());
   p.armed = false;
   charge_caller(timing::kTextPokeCycles);
   emit(m_.cpu(caller_cpu_), p.addr, "disarm");
@@ -299,7 +307,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
       unsigned bpn = arch_->breakpoint_bytes(bp);
       for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % bpn];
       std::memcpy(cell.data(), point->insn.slot_bytes, point->insn.slot_len);
-      bus_.write_bytes(slot, cell.data(), cell.size());
+      bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
       point->slot = slot;
     }
     table_[addr] = point;
@@ -414,7 +422,10 @@ size_t Engine::reclaim_slots() {
   uint8_t bp[4];
   unsigned n = arch_->breakpoint_bytes(bp);
   for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
-  for (uint64_t s : freed) bus_.write_bytes(s, cell.data(), cell.size());
+  // Written on behalf of the caller CPU (registration) or of the CPU whose
+  // leaving the engine ended the grace period.
+  const Accessor who = reclaim_cpu_ >= 0 ? Accessor{reclaim_cpu_, m_.cpu(reclaim_cpu_).cycle()} : as_caller();
+  for (uint64_t s : freed) bus_.write_bytes(s, cell.data(), cell.size(), who);
   return freed.size();
 }
 

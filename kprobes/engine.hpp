@@ -121,6 +121,9 @@ class Engine final : public HostAgent {
   // Frees the slots whose grace period is over and fills them with
   // breakpoints again, as the guest image had them; returns how many.
   size_t reclaim_slots();
+  // The host's writes to guest memory are made as the caller CPU, at its clock.
+  Accessor as_caller() const;
+  int reclaim_cpu_ = -1;  // the CPU a reclaim from end_busy() writes as
   // Live kretprobe instances (all tasks).
   size_t live_instances() const;
 

@@ -71,7 +71,11 @@ void Engine::end_busy(CtlBlk& cb) {
   if (cb.status != KStatus::idle || cb.jprobe_active || !cb.busy) return;
   cb.busy = false;
   ++cb.completed;
-  if (slots_.garbage()) reclaim_slots();
+  if (slots_.garbage()) {
+    reclaim_cpu_ = static_cast<int>(&cb - cpus_.data());
+    reclaim_slots();
+    reclaim_cpu_ = -1;
+  }
 }
 
 void Engine::resume(Cpu& cpu) {

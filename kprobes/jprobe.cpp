@@ -63,7 +63,8 @@ int Engine::jprobe_entry(Cpu& cpu, CtlBlk& cb, ProbeRec& rec) {
 // longjmp_break_handler, then "goto ss_probe".
 HookResult Engine::do_jprobe_return(Cpu& cpu, CtlBlk& cb) {
   arch_->restore_snapshot(cpu, cb.jprobe_regs);
-  if (!cb.jprobe_stack.empty()) bus_.write_bytes(cb.jprobe_sp, cb.jprobe_stack.data(), cb.jprobe_stack.size());
+  if (!cb.jprobe_stack.empty())
+    bus_.write_bytes(cb.jprobe_sp, cb.jprobe_stack.data(), cb.jprobe_stack.size(), Accessor{cpu.id(), cpu.cycle()});
   cb.jprobe_active = false;
   emit(cpu, cb.current->addr, "jprobe-return");
   cpu.add_cycles(timing::kJprobeRestoreCycles);

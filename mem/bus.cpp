@@ -61,12 +61,12 @@ void Bus::notify_range(const Accessor& who, uint64_t addr, unsigned size, uint8_
     if (flags & l.flag) l.fn(who, addr, size);
 }
 
-bool Bus::write_bytes(uint64_t addr, const void* src, uint64_t len) {
+bool Bus::write_bytes(uint64_t addr, const void* src, uint64_t len, const Accessor& who) {
   if (len == 0) return true;
   if (!ram_.contains(addr, len)) return false;
   std::memcpy(ram_.ptr(addr), src, len);
   // Notify page by page so listeners see bounded ranges.
-  Accessor host{-1, 0};
+  const Accessor& host = who;
   uint64_t a = addr, end = addr + len;
   while (a < end) {
     uint64_t page_end = (a | (kPageSize - 1)) + 1;

@@ -42,8 +42,10 @@ class Bus {
   void on_store_to_flagged(PageFlag flag, StoreListener l) { listeners_.push_back({flag, std::move(l)}); }
 
   // Host-side bulk access to RAM (loaders, debuggers, the probe engine):
-  // these notify listeners like a guest store would.
-  bool write_bytes(uint64_t addr, const void* src, uint64_t len);
+  // these notify listeners like a guest store would. `who` is the CPU on
+  // whose behalf the host writes, at its clock (the probe engine's phases
+  // and registrations); loaders and debuggers write as CPU -1 at cycle 0.
+  bool write_bytes(uint64_t addr, const void* src, uint64_t len, const Accessor& who = Accessor{-1, 0});
   bool read_bytes(uint64_t addr, void* dst, uint64_t len) const;
 
  private:

@@ -183,6 +183,7 @@ void Machine::restore_state(Reader& r) {
 void Machine::power_off(int status, uint64_t cycle, int cpu) {
   if (exit_status_) return;
   exit_status_ = status;
+  halt_ = true;
   flush_console(cycle);
   events_.emit(Event{cycle, cpu, EventKind::exit, static_cast<uint64_t>(static_cast<int64_t>(status)), 0, 0,
                      "poweroff", static_cast<uint8_t>(RunResult::End::poweroff)});
@@ -192,6 +193,7 @@ void Machine::power_off(int status, uint64_t cycle, int cpu) {
 void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
   if (exit_status_ || !panic_reason_.empty()) return;
   panic_reason_ = "cpu " + std::to_string(cpu) + ": guest kernel panic (code " + std::to_string(code) + ")";
+  halt_ = true;
   flush_console(cycle);
   for (Cpu* c : cpus_) c->request_stop();
 }
@@ -199,6 +201,7 @@ void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
 void Machine::request_stop(const std::string& reason) {
   if (!stop_reason_.empty()) return;
   stop_reason_ = reason;
+  halt_ = true;
   for (Cpu* c : cpus_) c->request_stop();
 }
 
@@ -233,6 +236,7 @@ void Machine::cpu_interrupts_changed(int cpu) {
   cpus_[cpu]->interrupts_changed();
   if (static_cast<size_t>(cpu) >= ready_.size()) return;
   ready_[cpu] = ready_at(*cpus_[cpu]);
+  idle_[cpu] = cpus_[cpu]->idle();
   // A CPU woken (or woken earlier) by the running one: the running CPU's
   // slot must end where the woken CPU's turn begins, not where it was
   // computed to end when nobody else was ready.
@@ -255,13 +259,6 @@ uint64_t Machine::bound_for(int cur, int other) const {
   return exact > kNever - extra ? kNever : exact + extra;
 }
 
-uint64_t Machine::slot_end(int cur) const {
-  uint64_t until = cfg_.max_cycles;
-  for (int j = 0; j < cpu_count(); ++j)
-    if (j != cur) until = std::min(until, bound_for(cur, j));
-  return until;
-}
-
 uint64_t Machine::now() const {
   if (running_ >= 0) return cpus_[running_]->cycle();
   uint64_t t = 0;
@@ -282,7 +279,12 @@ RunResult Machine::run(const RunLimits& limits) {
   // When each CPU next has something to do. Kept up to date incrementally:
   // only the CPU that ran, and CPUs whose interrupts changed, can move.
   ready_.resize(cpus_.size());
-  for (size_t i = 0; i < cpus_.size(); ++i) ready_[i] = ready_at(*cpus_[i]);
+  idle_.resize(cpus_.size());
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    ready_[i] = ready_at(*cpus_[i]);
+    idle_[i] = cpus_[i]->idle();
+  }
+  halt_ = exit_status_.has_value() || !panic_reason_.empty();
   auto finish = [this](RunResult r) {
     r.cycles = 0;
     for (Cpu* c : cpus_) {
@@ -306,24 +308,35 @@ RunResult Machine::run(const RunLimits& limits) {
     return r;
   };
 
+  const bool stepping = limits.steps != 0;
+  const bool reference = cfg_.reference_schedule;
+  const int n = cpu_count();
   while (true) {
-    if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
-    if (!panic_reason_.empty()) return finish({RunResult::End::crash, 0, panic_reason_, 0, 0});
-    if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
-    const uint64_t now_steps = limits.steps ? steps() : 0;
-    if (limits.steps && now_steps >= limits.steps) return finish({RunResult::End::paused, 0, "", 0, 0});
-    if (slot_cpu_ >= 0 && cpus_[slot_cpu_]->cycle() >= limits.cycle)
-      return finish({RunResult::End::paused, 0, "", 0, 0});
+    if (halt_) {
+      if (exit_status_) return finish({RunResult::End::poweroff, *exit_status_, "", 0, 0});
+      if (!panic_reason_.empty()) return finish({RunResult::End::crash, 0, panic_reason_, 0, 0});
+      if (!stop_reason_.empty()) return finish({RunResult::End::hook_stop, 0, stop_reason_, 0, 0});
+      halt_ = false;
+    }
+    const uint64_t now_steps = stepping ? steps() : 0;
+    if (stepping && now_steps >= limits.steps) return finish({RunResult::End::paused, 0, "", 0, 0});
 
     if (slot_cpu_ < 0) {
-      // A new slot. The CPU furthest behind runs next; ties go to the
-      // lowest number.
-      int next = -1;
-      uint64_t next_t = kNever;
-      for (int i = 0; i < cpu_count(); ++i) {
-        if (ready_[i] < next_t) {
-          next_t = ready_[i];
+      // A new slot. The CPU furthest behind runs next, ties to the lowest
+      // number; the slot lasts while that CPU would still be chosen, i.e.
+      // up to the second smallest (ready time, number): see bound_for().
+      int next = -1, second = -1;
+      uint64_t next_t = kNever, second_t = kNever;
+      for (int i = 0; i < n; ++i) {
+        const uint64_t t = ready_[i];
+        if (t < next_t) {
+          second_t = next_t;
+          second = next;
+          next_t = t;
           next = i;
+        } else if (t < second_t) {
+          second_t = t;
+          second = i;
         }
       }
       // Nothing can happen before next_t any more: what is held below it
@@ -337,44 +350,54 @@ RunResult Machine::run(const RunLimits& limits) {
       if (next_t >= limits.cycle) return finish({RunResult::End::paused, 0, "", 0, 0});
 
       Cpu& c = *cpus_[next];
-      if (c.idle()) {
+      if (idle_[next]) {
         c.advance_idle(next_t);
         ready_[next] = ready_at(c);
+        idle_[next] = c.idle();
         if (idle_reported_[next]) {
           events_.emit(Event{c.cycle(), next, EventKind::wake, 0, 0, 0, ""});
           idle_reported_[next] = false;
         }
       }
       slot_cpu_ = next;
-      slot_until_ = slot_end(next);
+      slot_until_ = second < 0 ? cfg_.max_cycles : std::min(cfg_.max_cycles, bound_for(next, second));
+    } else if (ready_[slot_cpu_] >= limits.cycle) {
+      return finish({RunResult::End::paused, 0, "", 0, 0});
     }
 
     // Run the slot: to its end, or to the step limit (a paused slot resumes
     // where it stopped, so pausing never changes the schedule).
     const int cur = slot_cpu_;
-    Cpu& c = *cpus_[cur];
     running_ = cur;
     const uint64_t until = std::min(slot_until_, limits.cycle);
-    run_until_ = limits.steps || cfg_.reference_schedule ? 0 : until;
-    if (agent_ && agent_->pending(cur))
+    run_until_ = stepping || reference ? 0 : until;
+    uint32_t st = 0;
+    if (agent_ && agent_->pending(cur)) {
+      Cpu& c = *cpus_[cur];
       agent_->resume(c);  // host work on this CPU's behalf: no instruction runs
-    else if (cfg_.reference_schedule)
-      c.step(until, 1);  // one step per decision
-    else if (limits.steps)
-      c.step(until, limits.steps - now_steps);
-    else
-      c.run(until);
+      ready_[cur] = ready_at(c);
+      if (c.idle()) st |= Platform::kSlotIdle;
+    } else {
+      // The reference schedule decides again after every step.
+      st = platform_->run_slot(cur, until, reference ? 1 : stepping ? limits.steps - now_steps : 0, ready_[cur]);
+    }
     running_ = -1;
     run_until_ = 0;
-    if (c.cycle() >= slot_until_ || c.idle() || cfg_.reference_schedule) slot_cpu_ = -1;
-
-    ready_[cur] = ready_at(c);
-    if (platform_->crashed(cur)) return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});
-    if (platform_->hook_stopped(cur) && stop_reason_.empty())
-      stop_reason_ = "a trap hook stopped the run on cpu " + std::to_string(cur) + " at pc " + hex(c.pc()) + " (" +
-                     symbols_.format(c.pc()) + ")";
-    if (c.idle() && !idle_reported_[cur]) {
-      events_.emit(Event{c.cycle(), cur, EventKind::idle, 0, 0, 0, ""});
+    const bool idle = (st & Platform::kSlotIdle) != 0;
+    idle_[cur] = idle;
+    if (ready_[cur] >= slot_until_ || idle || reference) slot_cpu_ = -1;
+    if (st & ~Platform::kSlotIdle) [[unlikely]] {
+      if (st & Platform::kSlotCrashed)
+        return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});
+      if ((st & Platform::kSlotHookStopped) && stop_reason_.empty()) {
+        const uint64_t pc = cpus_[cur]->pc();
+        stop_reason_ = "a trap hook stopped the run on cpu " + std::to_string(cur) + " at pc " + hex(pc) + " (" +
+                       symbols_.format(pc) + ")";
+        halt_ = true;
+      }
+    }
+    if (idle && !idle_reported_[cur]) {
+      events_.emit(Event{cpus_[cur]->cycle(), cur, EventKind::idle, 0, 0, 0, ""});
       idle_reported_[cur] = true;
     }
   }

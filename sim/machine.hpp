@@ -154,7 +154,6 @@ class Machine {
   // The exclusive bound on the cycle at which `cur` may start a step while
   // `other` waits (see the scheduling rule above).
   uint64_t bound_for(int cur, int other) const;
-  uint64_t slot_end(int cur) const;
 
   MachineConfig cfg_;
   Bus bus_;
@@ -174,6 +173,8 @@ class Machine {
   // The current scheduling slot: which CPU runs until which cycle. Kept
   // across run() calls so a paused run resumes on the same schedule.
   std::vector<uint64_t> ready_;  // per CPU: ready_at(), cached during run()
+  std::vector<uint8_t> idle_;    // per CPU: idle(), cached during run()
+  bool halt_ = false;            // an exit, panic or stop is pending: the loop checks which
   int slot_cpu_ = -1;
   uint64_t slot_until_ = 0;
   HostAgent* agent_ = nullptr;

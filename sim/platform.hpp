@@ -22,6 +22,16 @@ class Platform {
   virtual bool hook_stopped(int cpu) const = 0;
   virtual std::string crash_reason(int cpu) = 0;
   virtual void set_trace_insns(bool on) = 0;
+
+  // The scheduler's one call per slot: runs CPU `cpu` until its clock
+  // reaches `until` (steps == 0, the fast path), or for at most `steps`
+  // steps on the precise path; stores in `ready` when the CPU next has
+  // something to do (its clock, or its wake-up cycle when idle, UINT64_MAX
+  // when only another CPU can wake it) and returns SlotStatus bits. One
+  // virtual call instead of one per question (run, cycle, idle, crashed,
+  // stopped): exact SMP switches CPUs every instruction or two.
+  enum SlotStatus : uint32_t { kSlotIdle = 1, kSlotCrashed = 2, kSlotHookStopped = 4 };
+  virtual uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) = 0;
   // Checkpoints: CPUs, devices and shared CPU structures.
   virtual void save(Writer& w) const = 0;
   virtual void restore(Reader& r) = 0;

@@ -58,6 +58,24 @@ class X86Platform final : public Platform {
     for (auto& c : cpus_) v.push_back(c.get());
     return v;
   }
+  uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
+    x86::X86Cpu& c = *cpus_[static_cast<size_t>(cpu)];
+    if (steps)
+      c.step(until, steps);
+    else
+      c.run(until);
+    uint32_t st = 0;
+    if (c.idle()) {
+      st |= kSlotIdle;
+      ready = c.wake_cycle();
+    } else {
+      ready = c.cycle();
+    }
+    if (c.crashed()) st |= kSlotCrashed;
+    if (c.hook_stopped()) st |= kSlotHookStopped;
+    return st;
+  }
+
   bool crashed(int cpu) const override { return cpus_[cpu]->crashed(); }
   bool hook_stopped(int cpu) const override { return cpus_[cpu]->hook_stopped(); }
   std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }

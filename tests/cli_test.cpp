@@ -253,6 +253,30 @@ TEST_CASE("ksim run without --elf boots the guest kernel, exits 0 and ends stdou
   check_summary_tail(r);
 }
 
+TEST_CASE("the README's sample summary is what `ksim run -q` prints", "[cli]") {
+  std::ifstream in(KSIM_SOURCE_DIR "/README.md");
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const size_t at = readme.find("```\n--- ksim summary ---\n");
+  REQUIRE(at != std::string::npos);
+  const std::string block = readme.substr(at + 4, readme.find("```", at + 4) - (at + 4));
+  ProcessResult r = run_ksim({"run", "-q"});
+  INFO(describe(r) << "README block:\n" << block);
+  REQUIRE(r.status == 0);
+  // Every line but the host time must be exactly what the run printed.
+  std::istringstream lines(block);
+  std::string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("host time:", 0) == 0) continue;
+    CHECK_THAT(r.out, Contains(line + "\n"));
+    ++checked;
+  }
+  CHECK(checked == 6);
+}
+
 TEST_CASE("ksim run --image selects a built-in image: hello, preempt, nopreempt", "[cli]") {
   ProcessResult hello = run_ksim({"run", "--image", "hello"});
   INFO(describe(hello));

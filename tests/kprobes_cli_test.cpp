@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <regex>
 
 #include "support/run_process.hpp"
@@ -135,13 +136,17 @@ TEST_CASE("with probes, every state change of a hit is a probe event in the --tr
 
 TEST_CASE("x86 classic and modern stepping give the same guest results", "[kprobes][cli]") {
   // The kernel's totals line holds only counts that do not depend on
-  // timing (reads, opens, fib calls, sleeps, yields, pings).
+  // timing (reads, opens, fib calls, sleeps, yields, pings); the probes'
+  // hit lines (what each hit saw, in order, without comm, CPU and cycle,
+  // which timing changes) must be the same too, and as many as the
+  // kernel's own counts say.
   auto totals = [](const std::string& out) {
     std::smatch m;
     REQUIRE(std::regex_search(out, m, std::regex(R"(totals: (\d+ reads \(\d+ bytes, \d+ at eof\), \d+ opens, \d+ fib calls, \d+ sleeps, \d+ yields, \d+ pings))")));
     return m[1].str();
   };
   std::string results[2];
+  std::vector<std::string> hit_lines[2];
   int i = 0;
   for (const char* mode : {"classic", "modern"}) {
     ProcessResult r = run_ksim({"run", "--isa", "x86", "--cpus", "2", "--kprobes-mode", mode, "--probe",
@@ -151,9 +156,24 @@ TEST_CASE("x86 classic and modern stepping give the same guest results", "[kprob
     CHECK(r.out.find("all work done") != std::string::npos);
     CHECK(std::regex_search(r.out, std::regex(R"(r:kprobes/r_fib_recursive_0 fib_recursive v=\$retval:u64: hits [1-9]\d*, nmissed)")));
     CHECK(std::regex_search(r.out, std::regex(R"(p_vfs_read_0: \(vfs_read\+0x0/0x[0-9a-f]+\) count=\d+)")));
-    results[i++] = totals(r.out);
+    results[i] = totals(r.out);
+    // "<comm> [cpu] <cycle>: <event>: (<where>) <args>" -> "<event>: (<where>) <args>", sorted: the
+    // interleaving of CPUs may differ between modes, the multiset of what the probes saw may not.
+    std::vector<std::string> lines;
+    const std::regex hit(R"(\d+: ((p_vfs_read_0|r_fib_recursive_0): .*)\n)");
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), hit), end; it != end; ++it) lines.push_back((*it)[1]);
+    std::sort(lines.begin(), lines.end());
+    hit_lines[i] = lines;
+    ++i;
   }
   CHECK(results[0] == results[1]);
+  REQUIRE(!hit_lines[0].empty());
+  CHECK(hit_lines[0] == hit_lines[1]);
+  // One p_vfs_read_0 line per read the kernel counted.
+  std::smatch reads;
+  REQUIRE(std::regex_search(results[0], reads, std::regex(R"(^(\d+) reads)")));
+  CHECK(std::count_if(hit_lines[0].begin(), hit_lines[0].end(),
+                      [](const std::string& l) { return l.rfind("p_vfs_read_0", 0) == 0; }) == std::stol(reads[1]));
   ProcessResult rv = run_ksim({"run", "--isa", "rv64", "--kprobes-mode", "classic", "--probe", "p do_fork"});
   CHECK(rv.status == 2);
   CHECK(rv.err.find("x86 only") != std::string::npos);

@@ -1,0 +1,85 @@
+// Golden table: for a small matrix of (ISA, image, CPUs, seed, quantum),
+// the instructions, cycles and trace hash of a whole run, pinned.
+//
+// Any change to the timing model, the scheduler, an interpreter, the guest
+// kernels or the event stream moves these numbers. That is the point: a
+// change here must be deliberate, and the commit that updates the table
+// says why. To print the current values in the table's own format:
+//
+//   KSIM_GOLDEN_PRINT=1 build/tests/ksim_tests '[golden]'
+#include <catch2/catch.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "sim/elf/elf_image.hpp"
+#include "sim/events.hpp"
+#include "sim/machine.hpp"
+
+using namespace ksim;
+
+namespace {
+
+struct Golden {
+  const char* image;  // path under the build directory
+  Isa isa;
+  int cpus;
+  uint64_t seed;
+  uint64_t quantum;
+  uint64_t instructions, cycles;
+  uint64_t hash;
+};
+
+// clang-format off
+const Golden kTable[] = {
+  {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2389369, 3221607, 0x5b2bc78bcbea6865ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9262312, 3301599, 0x70d093b9e6cba949ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9277365, 3377353, 0x2eae1c9497188382ull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9140180, 970023, 0xa06abfb0df93ef2bull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9304403, 3377671, 0x9c89becb2f55c013ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2188176, 2859329, 0x647c9fb31863ea6bull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8367074, 2908600, 0x79147e6df1b51128ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8367499, 2950237, 0x8a0f3e933d254491ull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8268524, 874656, 0x9b9c0cf60f16f393ull},
+  {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
+};
+// clang-format on
+
+const ElfImage& image(const char* rel, Isa isa) {
+  static std::map<std::string, ElfImage> cache;
+  auto it = cache.find(rel);
+  if (it == cache.end()) it = cache.emplace(rel, load_elf_file(std::string(KSIM_BINARY_DIR) + "/" + rel, isa)).first;
+  return it->second;
+}
+
+}  // namespace
+
+TEST_CASE("golden table: instructions, cycles and trace hash of pinned runs", "[golden]") {
+  const bool print = std::getenv("KSIM_GOLDEN_PRINT") != nullptr;
+  for (const Golden& g : kTable) {
+    MachineConfig cfg;
+    cfg.isa = g.isa;
+    cfg.cpus = g.cpus;
+    cfg.seed = g.seed;
+    cfg.quantum = g.quantum;
+    Machine m(cfg);
+    m.load(image(g.image, g.isa));
+    TraceHasher h;
+    m.events().add(&h);
+    RunResult r = m.run();
+    if (print)
+      std::printf("  {\"%s\", %s, %d, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", 0x%016" PRIx64 "ull},\n",
+                  g.image, g.isa == Isa::rv64 ? "Isa::rv64" : "Isa::x86_64", g.cpus, g.seed, g.quantum, r.instret,
+                  r.cycles, h.value());
+    INFO(g.image << " cpus " << g.cpus << " seed " << g.seed << " quantum " << g.quantum);
+    REQUIRE(r.end == RunResult::End::poweroff);
+    REQUIRE(r.status == 0);
+    CHECK(r.instret == g.instructions);
+    CHECK(r.cycles == g.cycles);
+    CHECK(h.value() == g.hash);
+  }
+}
