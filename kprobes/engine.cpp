@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/hex.hpp"
 #include "cpu/timing.hpp"
 #include "sim/elf/symbols.hpp"
 
@@ -16,11 +17,6 @@ namespace {
 constexpr uint64_t kTrampolineOffset = 16;
 constexpr uint64_t kReservedBytes = 64;
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 }  // namespace
 
 bool ProbePoint::all_disabled() const {

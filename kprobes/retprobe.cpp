@@ -4,18 +4,11 @@
 // kretprobe and live on a per-task stack until their return.
 #include <algorithm>
 
+#include "cpu/hex.hpp"
 #include "cpu/timing.hpp"
 #include "kprobes/engine.hpp"
 
 namespace ksim::kprobes {
-
-namespace {
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-}  // namespace
 
 int Engine::register_kretprobe(Kretprobe& rp) {
   error_.clear();

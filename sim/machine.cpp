@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "cpu/hex.hpp"
 #include "sim/platform.hpp"
 
 namespace ksim {
@@ -15,11 +16,6 @@ constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 // time if it idles, kNever if only someone else can wake it.
 uint64_t ready_at(const Cpu& c) { return c.idle() ? c.wake_cycle() : c.cycle(); }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 }  // namespace
 
 Machine::Machine(const MachineConfig& cfg)

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <memory>
 
+#include "cpu/rv64/clint.hpp"
 #include "cpu/rv64/decode_cache.hpp"
 #include "cpu/rv64/hart.hpp"
 #include "cpu/rv64/reservations.hpp"
 #include "cpu/timing.hpp"
-#include "mem/clint.hpp"
 #include "mem/finisher.hpp"
 #include "mem/uart.hpp"
 #include "sim/machine.hpp"
@@ -22,7 +22,7 @@ class Rv64Platform final : public Platform {
   explicit Rv64Platform(Machine& m)
       : m_(m),
         clint_(m.config().cpus, timing::kTimebaseDivider, m.perturbation(),
-               Clint::Listener{[&m](int hart) { m.cpu_interrupts_changed(hart); },
+               rv64::Clint::Listener{[&m](int hart) { m.cpu_interrupts_changed(hart); },
                                [&m](int from, int to, uint64_t cycle) {
                                  m.events().emit(Event{cycle, from, EventKind::ipi_send,
                                                        static_cast<uint64_t>(to), 0, 0, ""});
@@ -135,7 +135,7 @@ class Rv64Platform final : public Platform {
       w.boolean(reservations_.held(h->id()));
       w.u64(reservations_.address(h->id()));
     }
-    Clint::Snapshot cs = clint_.snapshot();
+    rv64::Clint::Snapshot cs = clint_.snapshot();
     w.vec(cs.msip);
     w.vec(cs.msip_at);
     w.vec(cs.mtimecmp);
@@ -177,7 +177,7 @@ class Rv64Platform final : public Platform {
       if (held && !m_.bus().ram().contains(granule, 8)) r.fail("reservation outside RAM");
       reservations_.restore(h->id(), held, granule);
     }
-    Clint::Snapshot cs;
+    rv64::Clint::Snapshot cs;
     cs.msip = r.vec<uint8_t>();
     cs.msip_at = r.vec<uint64_t>();
     cs.mtimecmp = r.vec<uint64_t>();
@@ -192,7 +192,7 @@ class Rv64Platform final : public Platform {
 
  private:
   Machine& m_;
-  Clint clint_;
+  rv64::Clint clint_;
   Uart uart_;
   Finisher finisher_;
   rv64::DecodeCache cache_;

@@ -73,10 +73,12 @@
 #include <string>
 #include <vector>
 
+#include "cpu/hex.hpp"
 #include "support/x86_exec.hpp"
 #include "support/x86_native.hpp"
 
 using namespace ksim::test;
+using ksim::hex;
 
 namespace {
 
@@ -1025,11 +1027,6 @@ struct Zy {
   }
 };
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
-}
 std::string bytes_hex(const std::vector<uint8_t>& v) {
   std::string s;
   char b[4];

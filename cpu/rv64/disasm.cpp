@@ -34,6 +34,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cpu/hex.hpp"
+
 namespace ksim::rv64 {
 
 namespace {
@@ -44,12 +46,6 @@ constexpr std::array<const char*, 32> kRegNames = {
     "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
 
 constexpr uint32_t bits(uint32_t v, int hi, int lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1); }
-
-std::string hex(uint64_t v, bool prefix = true) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, prefix ? "0x%llx" : "%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // CSR names as objdump prints them. binutils 2.40 names a CSR only if it
 // exists in the privileged spec version recorded in the ELF attributes, and

@@ -8,13 +8,13 @@
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
+#include "cpu/rv64/clint.hpp"
 #include "cpu/rv64/csr_numbers.hpp"
 #include "cpu/rv64/decode_cache.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "cpu/rv64/reservations.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
-#include "mem/clint.hpp"
 
 namespace ksim::rv64 {
 

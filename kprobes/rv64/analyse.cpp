@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cpu/hex.hpp"
 #include "cpu/rv64/disasm.hpp"
 #include "kprobes/rv64/arch_rv64.hpp"
 #include "sim/elf/symbols.hpp"
@@ -16,12 +17,6 @@ namespace {
 using ksim::rv64::Insn;
 using ksim::rv64::Op;
 using ksim::rv64::Probe;
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // "func+0x6" when the function is known, else the bare address.
 std::string where(uint64_t addr, const Symbol* func) {

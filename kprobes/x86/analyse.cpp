@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cpu/hex.hpp"
 #include "cpu/x86/insn.hpp"
 #include "cpu/x86/semantics.hpp"
 #include "kprobes/x86/probe_class.hpp"
@@ -28,12 +29,6 @@ const ZydisDecoder& decoder() {
     return dec;
   }();
   return d;
-}
-
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
 }
 
 // "do_fork+0x3" for an address inside `func`.

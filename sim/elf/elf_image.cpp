@@ -13,6 +13,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "cpu/hex.hpp"
+
 namespace ksim {
 
 namespace {
@@ -35,12 +37,6 @@ std::string printable(std::string_view name) {
 
 [[noreturn]] void refuse(const std::string& name, const std::string& reason) {
   throw InputError(printable(name) + ": " + reason);
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string libelf_error() {

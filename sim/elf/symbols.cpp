@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "cpu/hex.hpp"
+
 namespace ksim {
 
 namespace {
@@ -26,13 +28,6 @@ int kind_rank(Symbol::Kind k) {
     case Symbol::Kind::other: return 2;
   }
   return 2;
-}
-
-std::string hex(uint64_t v) {
-  char buf[2 + 16];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, 16);
-  (void)ec;  // 16 hex digits always fit
-  return "0x" + std::string(buf, end);
 }
 
 // Parses all of `text` as an unsigned number: "0x..." is hex, anything else

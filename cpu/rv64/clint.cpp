@@ -1,4 +1,4 @@
-#include "mem/clint.hpp"
+#include "cpu/rv64/clint.hpp"
 
 #include <cstring>
 #include <limits>
@@ -6,9 +6,9 @@
 #include "cpu/timing.hpp"
 #include "mem/memory_map.hpp"
 
-namespace ksim {
+namespace ksim::rv64 {
 
-using namespace memmap;
+using namespace ksim::memmap;
 
 Clint::Clint(int harts, uint64_t timebase_divider, const Perturbation& perturb, Listener listener)
     : msip_(harts, 0),
@@ -122,4 +122,4 @@ bool Clint::restore(const Snapshot& s) {
   return true;
 }
 
-}  // namespace ksim
+}  // namespace ksim::rv64

@@ -1,5 +1,9 @@
 // Core-local interruptor (SiFive CLINT layout): a software-interrupt bit
-// (msip) and a timer compare register (mtimecmp) per hart, and mtime.
+// (msip) and a timer compare register (mtimecmp) per hart, and mtime. It
+// lives with the RV64 core (as the x86 local APIC does with the x86 core):
+// it is part of the CPU complex, and it reads the machine-wide timing model
+// and the perturbation generator, which are cpu/ headers; mem/ stays below
+// cpu/ and knows only the Device interface.
 //
 // Time is not a shared wall clock: each hart reads mtime from its own cycle
 // count divided by the timebase divider (cpu/timing.hpp), which keeps every
@@ -18,7 +22,7 @@
 #include "cpu/perturb.hpp"
 #include "mem/device.hpp"
 
-namespace ksim {
+namespace ksim::rv64 {
 
 class Clint final : public Device {
  public:
@@ -69,4 +73,4 @@ class Clint final : public Device {
   Listener listener_;
 };
 
-}  // namespace ksim
+}  // namespace ksim::rv64
