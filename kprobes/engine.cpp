@@ -158,12 +158,17 @@ int Engine::fail(int err, std::string why) {
   return -err;
 }
 
-void Engine::charge_caller(uint64_t cycles) { m_.cpu(caller_cpu_).add_cycles(cycles); }
+void Engine::charge_caller(uint64_t cycles) {
+  m_.cpu(caller_cpu_).add_cycles(cycles);
+  m_.cpu_clock_changed(caller_cpu_);
+}
 
 Accessor Engine::as_caller() const { return Accessor{caller_cpu_, m_.cpu(caller_cpu_).cycle()}; }
 
 void Engine::emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
-  m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::probe, addr, b, c, what});
+  // A registration made on behalf of a CPU that is not the running one (it
+  // may idle with a lagging clock) happens now, at the running CPU's clock.
+  m_.events().emit(Event{std::max(cpu.cycle(), m_.now()), cpu.id(), EventKind::probe, addr, b, c, what});
 }
 
 // --- Text: arming and disarming ------------------------------------------------

@@ -21,14 +21,19 @@ const char* event_kind_name(EventKind k) {
   return "?";
 }
 
-void EventStream::remove(EventObserver* o) { std::erase(observers_, o); }
+void EventStream::remove(EventObserver* o) {
+  std::erase(observers_, o);
+  std::erase(immediate_, o);
+}
 
 namespace {
 // Heap order: std::push_heap keeps the largest on top, so "greater" puts
-// the earliest (cycle, cpu, seq) there.
+// the earliest (cycle, cpu, seq) there; exit events after everything else.
 struct Later {
   template <typename H>
   bool operator()(const H& x, const H& y) const {
+    const bool xe = x.e.kind == EventKind::exit, ye = y.e.kind == EventKind::exit;
+    if (xe != ye) return xe;
     if (x.e.cycle != y.e.cycle) return x.e.cycle > y.e.cycle;
     if (x.e.cpu != y.e.cpu) return x.e.cpu > y.e.cpu;
     return x.seq > y.seq;
@@ -39,7 +44,8 @@ struct Later {
 void EventStream::push_heap() { std::push_heap(held_.begin(), held_.end(), Later{}); }
 
 void EventStream::release_below_slow(uint64_t cycle) {
-  while (!held_.empty() && (held_.front().e.cycle < cycle || cycle == ~uint64_t{0})) {
+  while (!held_.empty() && (cycle == ~uint64_t{0} || (held_.front().e.cycle < cycle &&
+                                                       held_.front().e.kind != EventKind::exit))) {
     std::pop_heap(held_.begin(), held_.end(), Later{});
     Held h = std::move(held_.back());
     held_.pop_back();
@@ -48,7 +54,10 @@ void EventStream::release_below_slow(uint64_t cycle) {
 }
 
 void EventStream::set_ordered(bool on) {
-  if (!on) drain();
+  if (!on) {
+    drain();
+    released_below_ = 0;
+  }
   ordered_ = on;
 }
 
@@ -89,6 +98,7 @@ void EventStream::restore(Reader& r) {
   held_ = std::move(v);
   std::make_heap(held_.begin(), held_.end(), Later{});
   seq_ = n;
+  released_below_ = 0;
 }
 
 bool EventStream::wants_insns() const {

@@ -61,30 +61,45 @@ class EventObserver {
 // clock or wake-up time of all CPUs) and releases held events below it,
 // sorted by (cycle, CPU, emission order). This holds for any scheduling
 // quantum, and it is what lets a CPU run ahead of the others without its
-// events overtaking theirs. Outside ordered mode (no machine running it),
-// events go straight to the observers.
+// events overtaking theirs. Exit events come last. Outside ordered mode (no
+// machine running it), events go straight to the observers.
+//
+// Ordered observers must be passive: they see an event some time after it
+// happened, at a point that depends on how the run was sliced. An observer
+// that acts on the machine at a precise moment (a test that unregisters a
+// probe right after a CPU trapped on it) subscribes for immediate delivery
+// instead: it sees each event as it is produced, in producer order.
 class EventStream {
  public:
-  void add(EventObserver* o) { observers_.push_back(o); }
+  enum class Delivery { ordered, immediate };
+  void add(EventObserver* o, Delivery d = Delivery::ordered) {
+    (d == Delivery::ordered ? observers_ : immediate_).push_back(o);
+  }
   void remove(EventObserver* o);
   void emit(const Event& e) {
+    if (!immediate_.empty()) [[unlikely]]
+      for (auto* o : immediate_) o->on_event(e);
     if (observers_.empty()) return;
     if (!ordered_) {
       deliver(e);
       return;
     }
     held_.push_back(Held{e, seq_++});
+    // Never below what was already released (a host action stamped with an
+    // idle CPU's lagging clock): the order promise holds whatever happens.
+    if (held_.back().e.cycle < released_below_) held_.back().e.cycle = released_below_;
     push_heap();
   }
   bool wants_insns() const;
   // No observer: producers may skip building events.
-  bool empty() const { return observers_.empty(); }
+  bool empty() const { return observers_.empty() && immediate_.empty(); }
 
   // Ordered mode (the machine turns it on while it runs or is paused).
   void set_ordered(bool on);
   bool ordered() const { return ordered_; }
   // Delivers held events whose cycle is below `cycle`, in order.
   void release_below(uint64_t cycle) {
+    if (cycle > released_below_) released_below_ = cycle;
     if (!held_.empty() && held_.front().e.cycle < cycle) release_below_slow(cycle);
   }
   // Delivers every held event, in order.
@@ -98,6 +113,7 @@ class EventStream {
   void adopt_held(EventStream&& from) {
     held_ = std::move(from.held_);
     seq_ = from.seq_;
+    released_below_ = from.released_below_;
   }
 
  private:
@@ -110,9 +126,10 @@ class EventStream {
   }
   void push_heap();
   void release_below_slow(uint64_t cycle);
-  std::vector<EventObserver*> observers_;
-  std::vector<Held> held_;  // a min-heap on (cycle, cpu, seq)
+  std::vector<EventObserver*> observers_, immediate_;
+  std::vector<Held> held_;  // a min-heap on (exit last, cycle, cpu, seq)
   uint64_t seq_ = 0;
+  uint64_t released_below_ = 0;  // everything below this cycle was delivered
   bool ordered_ = false;
 };
 

@@ -11,6 +11,8 @@ namespace ksim {
 
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+// How often a long slot returns to the scheduler to deliver held events.
+constexpr uint64_t kReleaseCycles = 4096;
 
 // When a CPU next has something to do: now if it is runnable, its wake-up
 // time if it idles, kNever if only someone else can wake it.
@@ -231,6 +233,13 @@ void Machine::cpu_interrupts_changed(int cpu) {
   // already accounts for the interrupt's delivery latency.
   cpus_[cpu]->interrupts_changed();
   if (static_cast<size_t>(cpu) >= ready_.size()) return;
+  // Exact schedule: idle time passes up to the writer's clock, so a timer
+  // compare written (by the running CPU) for an idle CPU whose clock lags
+  // cannot wake it in the writer's past. (Under a larger quantum CPUs run
+  // in each other's past by design, and an idle CPU keeps its own timer's
+  // wake-up.)
+  if (cfg_.quantum == 1 && running_ >= 0 && cpu != running_ && cpus_[cpu]->idle())
+    cpus_[cpu]->advance_idle(cpus_[running_]->cycle());
   ready_[cpu] = ready_at(*cpus_[cpu]);
   idle_[cpu] = cpus_[cpu]->idle();
   // A CPU woken (or woken earlier) by the running one: the running CPU's
@@ -244,6 +253,10 @@ void Machine::cpu_interrupts_changed(int cpu) {
       cpus_[running_]->request_stop();  // returns after this instruction; the slot goes on to b
     }
   }
+}
+
+void Machine::cpu_clock_changed(int cpu) {
+  if (static_cast<size_t>(cpu) < ready_.size() && cpu != running_) ready_[cpu] = ready_at(*cpus_[cpu]);
 }
 
 uint64_t Machine::bound_for(int cur, int other) const {
@@ -281,6 +294,12 @@ RunResult Machine::run(const RunLimits& limits) {
     idle_[i] = cpus_[i]->idle();
   }
   halt_ = exit_status_.has_value() || !panic_reason_.empty();
+  // A slot resumed after a pause ends where another CPU's turn now begins:
+  // something done while paused (a host write to the CLINT, say) may have
+  // woken a CPU.
+  if (slot_cpu_ >= 0)
+    for (int j = 0; j < cpu_count(); ++j)
+      if (j != slot_cpu_) slot_until_ = std::min(slot_until_, bound_for(slot_cpu_, j));
   auto finish = [this](RunResult r) {
     r.cycles = 0;
     for (Cpu* c : cpus_) {
@@ -362,10 +381,14 @@ RunResult Machine::run(const RunLimits& limits) {
     }
 
     // Run the slot: to its end, or to the step limit (a paused slot resumes
-    // where it stopped, so pausing never changes the schedule).
+    // where it stopped, so pausing never changes the schedule). While events
+    // are held for ordering, a long slot comes back every kReleaseCycles so
+    // they are delivered as the run goes (splitting a slot changes nothing
+    // either), instead of piling up until a CPU alone reaches its end.
     const int cur = slot_cpu_;
     running_ = cur;
-    const uint64_t until = std::min(slot_until_, limits.cycle);
+    uint64_t until = std::min(slot_until_, limits.cycle);
+    if (events_.held()) until = std::min(until, ready_[cur] + kReleaseCycles);
     run_until_ = stepping || reference ? 0 : until;
     uint32_t st = 0;
     if (agent_ && agent_->pending(cur)) {
@@ -381,7 +404,14 @@ RunResult Machine::run(const RunLimits& limits) {
     run_until_ = 0;
     const bool idle = (st & Platform::kSlotIdle) != 0;
     idle_[cur] = idle;
-    if (ready_[cur] >= slot_until_ || idle || reference) slot_cpu_ = -1;
+    if (ready_[cur] >= slot_until_ || idle || reference) {
+      slot_cpu_ = -1;
+    } else if (events_.held()) {
+      // The slot goes on; nothing can happen below the smallest ready time.
+      uint64_t low = kNever;
+      for (int i = 0; i < n; ++i) low = std::min(low, ready_[i]);
+      events_.release_below(low);
+    }
     if (st & ~Platform::kSlotIdle) [[unlikely]] {
       if (st & Platform::kSlotCrashed)
         return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});

@@ -146,6 +146,9 @@ class Machine {
   // Used by the platform's devices.
   void console_putc(const Accessor& who, char c);
   void cpu_interrupts_changed(int cpu);
+  // A host component charged an idle or waiting CPU cycles (Cpu::add_cycles
+  // outside its own turn): the scheduler refreshes when it is next ready.
+  void cpu_clock_changed(int cpu);
   uint64_t now() const;  // clock of the running CPU (or max when none runs)
 
  private:

@@ -154,7 +154,7 @@ TEST_CASE("IPIs are sent and received between CPUs, as events", "[kernel]") {
   } c;
   m.events().add(&c);
   REQUIRE(m.run().end == RunResult::End::poweroff);
-  // The kernel counts the IPIs the CPUs' handlers took ("N ipis received" the machine's events must agree with the guest.
+  // The kernel counts the IPIs the CPUs' handlers took ("N ipis received"
   // in its totals line), and each CPU the IPIs it sent (its "done:" line):
   // the machine's events must agree with the guest's own counts.
   const std::string& con = m.console();

@@ -419,7 +419,7 @@ TEST_CASE("stray trap: a CPU that trapped on a breakpoint another CPU just remov
       stray = e.a == addr;
     }
   };
-  rig.m.events().add(&ev);
+  rig.m.events().add(&ev, EventStream::Delivery::immediate);  // it acts at the very event
   RunResult r = rig.m.run();
   rig.m.events().remove(&ev);
   REQUIRE(victim >= 0);
@@ -479,7 +479,7 @@ TEST_CASE("a slot is not reused while a CPU may still be stepping in it", "[kpro
       done_checks = true;
     }
   };
-  rig.m.events().add(&ev);
+  rig.m.events().add(&ev, EventStream::Delivery::immediate);  // it acts at the very event
   RunResult r = rig.m.run();
   rig.m.events().remove(&ev);
   REQUIRE(done_checks);

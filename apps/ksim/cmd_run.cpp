@@ -42,7 +42,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ("trace-insns", "also write one event per executed instruction (slow)")
       ("checkpoint-at", po::value(&checkpoint_at_opt), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
       ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
-      ("restore", po::value(&restore), "start from a checkpoint file instead of booting a guest")
+      ("restore", po::value(&restore),
+       "start from a checkpoint file instead of booting a guest (it fixes the ISA, CPUs, seed and quantum; "
+       "--max-cycles applies anew)")
       ("probe", po::value(&probe_specs)->composing(),
        "add a probe, kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [ARGS]' or "
        "'r[MAXACTIVE][:[GRP/]EVENT] SYM [ARGS]'; args NAME=FETCH[:TYPE] with %REG @ADDR @SYM[+OFFS] "
@@ -94,6 +96,9 @@ int cmd_run(const std::vector<std::string>& args) {
       throw UsageError{std::string("--isa ") + isa_name + " does not match the checkpoint, which holds " +
                        (cfg.isa == Isa::x86_64 ? "an x86" : "an RV64") + " machine"};
     cfg.max_cycles = max_cycles;
+    if (reference && cfg.quantum != 1)
+      throw UsageError{"--reference-schedule is exact: the checkpoint was made with --quantum " +
+                       std::to_string(cfg.quantum)};
     cfg.reference_schedule = reference;
     machine = std::make_unique<Machine>(cfg);
     restore_checkpoint(*machine, bytes);
