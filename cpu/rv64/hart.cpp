@@ -1,5 +1,6 @@
 #include "cpu/rv64/hart.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "cpu/rv64/semantics.hpp"
@@ -57,6 +58,7 @@ void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
+    chain_stop_ = std::min(stop_, cycle + kChainCycles);
     Next r = ip->fast(*this, ip, cycle, 0);
     retired += chain_retired;
     if (r.ip) [[likely]] {
@@ -306,7 +308,7 @@ void Hart::do_mret(const Insn& i) {
   s.pc = s.mepc;
   s.cycle += i.cycles;
   ++s.instret;
-  stop_ = 0;  // interrupt enable may have changed
+  end_slice();  // interrupt enable may have changed
 }
 
 void Hart::do_wfi(const Insn& i) {
@@ -319,7 +321,7 @@ void Hart::do_wfi(const Insn& i) {
   retire(i);
   if ((mip() & s.mie) == 0 && s.priv == Priv::M) {
     ctl_.idle = true;
-    stop_ = 0;
+    end_slice();
   }
 }
 

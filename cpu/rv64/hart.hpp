@@ -73,8 +73,11 @@ class Hart final : public Cpu {
   bool idle() const override { return ctl_.idle; }
   uint64_t wake_cycle() const override;
   void advance_idle(uint64_t to_cycle) override;
-  void interrupts_changed() override { stop_ = 0; }
-  void request_stop() override { stop_requested_ = true; stop_ = 0; }
+  void interrupts_changed() override { end_slice(); }
+  void request_stop() override {
+    stop_requested_ = true;
+    end_slice();
+  }
 
   // --- Observation ---------------------------------------------------------
   struct TrapRecord {
@@ -102,11 +105,17 @@ class Hart final : public Cpu {
   void raise(uint64_t cause, uint64_t tval);
 
   // --- Fast-path helpers (loop state in registers; see loop_fast) ---------
-  // Longest chain of fast handlers before control returns to the loop. It
-  // bounds the host stack depth should the compiler not turn a handler's
-  // final call into a jump (unoptimised or sanitizer builds).
-  static constexpr uint64_t kChainLength = 64;
-  uint64_t stop_cycle() const { return stop_; }
+  // Longest chain of fast handlers, in simulated cycles, before control
+  // returns to the loop. It bounds the host stack depth should the compiler
+  // not turn a handler's final call into a jump (unoptimised or sanitizer
+  // builds): every instruction costs at least one cycle, so a chain is at
+  // most this many handlers deep. Bounding it in cycles rather than in
+  // instructions folds the bound into the stop-cycle test each handler
+  // makes anyway (see chain_stop_), so it costs nothing per instruction.
+  static constexpr uint64_t kChainCycles = 1024;
+  // The cycle at which a chain of fast handlers must hand back to the loop:
+  // the first instruction boundary at or after it ends the chain.
+  uint64_t stop_cycle() const { return chain_stop_; }
   uint64_t chain_retired = 0;        // set by a chain's last handler
   const Insn* precise_ip = nullptr;  // set by a handler that needs the precise path
   // The PC of a decoded entry of the page being executed.
@@ -219,6 +228,16 @@ class Hart final : public Cpu {
   uint64_t fault_pc_ = 0;
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
+  // min(stop_, chain start + kChainCycles), set by loop_fast before each
+  // chain; zeroed with stop_ so a chain in progress ends at the next
+  // instruction boundary too.
+  uint64_t chain_stop_ = 0;
+  // Ends the current run slice (and any chain of fast handlers) at the next
+  // instruction boundary; run() then re-checks interrupts and stop requests.
+  void end_slice() {
+    stop_ = 0;
+    chain_stop_ = 0;
+  }
   bool stop_requested_ = false;
   bool trace_insns_ = false;
   uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)

@@ -26,9 +26,11 @@ Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired);
 //   return {n, c};
 // The call is written in each handler's own body, not in a helper, because
 // GCC only turns it into a jump (threaded dispatch, one indirect branch per
-// handler) when the call is directly in tail position there.
+// handler) when the call is directly in tail position there. The one test
+// per instruction is the chain's stop cycle, which also bounds the chain's
+// length (Hart::kChainCycles).
 inline bool keep_going(Hart& h, uint64_t c, uint64_t r) {
-  if (c < h.stop_cycle() && r < Hart::kChainLength) [[likely]] return true;
+  if (c < h.stop_cycle()) [[likely]] return true;
   h.chain_retired = r;
   return false;
 }
