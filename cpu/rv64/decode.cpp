@@ -13,7 +13,7 @@ using timing::Class;
 
 constexpr std::array<OpInfo, static_cast<size_t>(Op::count_)> kTable = {{
 #define X(id, mn, mask, match, fmt, cls, probe) \
-  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &sem_##id::fast<4, timing::cycles(Class::cls)>, &sem_##id::fast<2, timing::cycles(Class::cls)>, sem_##id::exec},
+  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &fast_one<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one<sem_##id, 2, timing::cycles(Class::cls)>, sem_##id::exec},
 #include "cpu/rv64/insn_table.def"
 #undef X
     {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &exec_illegal},

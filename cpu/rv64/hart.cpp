@@ -177,6 +177,13 @@ void Hart::decode_into(Insn& slot, uint64_t pc) {
     if ((next & (kPageSize - 1)) == 0) cache_.watch_page(next);  // crosses a page
   }
   slot = decode(lo, hi);
+  // A branch or JAL whose target is on another page always takes the
+  // precise path (which moves the fetch window): the fast handlers then
+  // find every target at a constant distance in the same page.
+  const Format f = op_info(slot.op).format;
+  if ((f == Format::B || f == Format::J) &&
+      ((pc & (kPageSize - 1)) + static_cast<int64_t>(slot.imm)) >= kPageSize)
+    slot.fast = &fast_go_precise;
 }
 
 // --- Memory slow paths -----------------------------------------------------

@@ -127,14 +127,13 @@ class Hart final : public Cpu {
     if (off < kPageSize) [[likely]] return fetch_page_[off >> 1];
     return fetch_slow(pc);
   }
-  // The entry `delta` bytes away from `i` (branch and JAL targets).
-  const Insn* jump_relative(const Insn* i, int64_t delta) {
-    uint64_t idx = static_cast<uint64_t>((i - fetch_page_) + (delta >> 1));
-    if (idx < kInsnsPerPage) [[likely]] return fetch_page_ + idx;
-    return &fetch_slow(pc_of(i) + delta);
+  // The entry of `pc` if it is on the page being executed, else nullptr.
+  const Insn* fetch_in_page(uint64_t pc) const {
+    uint64_t off = pc - fetch_base_;
+    return off < kPageSize ? fetch_page_ + (off >> 1) : nullptr;
   }
   // Plain-RAM accesses; false sends the instruction to its precise path
-  // (devices, faults).
+  // (devices, faults, and for stores a page someone watches).
   template <typename T>
   bool load_ram(uint64_t addr, T& out) const {
     uint64_t off = addr - ram_base_;
@@ -143,12 +142,12 @@ class Hart final : public Cpu {
     return true;
   }
   template <typename T>
-  bool store_ram(uint64_t addr, T value, uint64_t cycle) {
+  bool store_ram_unwatched(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
     if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
-    std::memcpy(ram_ + off, &value, sizeof(T));
     if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
-      bus_.notify_flagged_store(Accessor{id_, cycle}, addr, sizeof(T));
+      return false;
+    std::memcpy(ram_ + off, &value, sizeof(T));
     return true;
   }
 
