@@ -43,16 +43,17 @@ void DecodeCache::watch_page(uint64_t page_base) {
 }
 
 void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
-  // An instruction starting up to 2 bytes before `addr` may overlap it
-  // (32-bit instructions start on any halfword).
-  uint64_t first = (addr & ~uint64_t{1}) - 2;
+  // An entry starting up to kMaxSpan - 2 bytes before `addr` may cover it:
+  // a 32-bit instruction starts on any halfword, and a fused pair runs two
+  // instructions from its first entry (Insn::span).
+  uint64_t first = (addr & ~uint64_t{1}) - (kMaxSpan - 2);
   uint64_t end = addr + size;
   const Insn stub = decode_stub();
   for (uint64_t a = first; a < end; a += 2) {
     auto it = pages_.find(a & ~(kPageSize - 1));
     if (it == pages_.end()) continue;
     Insn& in = it->second->insns[(a & (kPageSize - 1)) >> 1];
-    if (in.fast != stub.fast) {
+    if (in.fast != stub.fast && a + in.span > addr) {
       in = stub;
       ++invalidations_;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "cpu/rv64/fusion.hpp"
 #include "cpu/rv64/semantics.hpp"
 #include "cpu/timing.hpp"
 
@@ -54,20 +55,28 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // Whenever an instruction needs more (a trap, a device, a CSR, a page
 // change), its `fast` returns nullptr: the loop writes its state back to
 // `s` and runs the instruction's precise semantics, then reloads.
+//
+// Chains of fast handlers end fusion::kMaxFirstCycles before stop_, so
+// that a fused pair never straddles the stop (semantics.hpp, fast_pair);
+// the last few cycles before stop_ run on the precise path, one
+// instruction at a time, which stops at exactly the first instruction
+// boundary at or after stop_, as the unfused interpreter does.
 void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
-    chain_stop_ = std::min(stop_, cycle + kChainCycles);
-    Next r = ip->fast(*this, ip, cycle, 0);
-    retired += chain_retired;
-    if (r.ip) [[likely]] {
-      ip = r.ip;
+    if (cycle + fusion::kMaxFirstCycles < stop_) [[likely]] {
+      chain_stop_ = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
+      Next r = ip->fast(*this, ip, cycle, 0);
+      retired += chain_retired;
+      if (r.ip) [[likely]] {
+        ip = r.ip;
+        cycle = r.cycle;
+        continue;
+      }
+      ip = precise_ip;
       cycle = r.cycle;
-      continue;
     }
-    ip = precise_ip;
-    cycle = r.cycle;
     s.cycle = cycle;
     s.instret += retired;
     retired = 0;
@@ -163,6 +172,11 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {
+  decode_one(slot, pc);
+  fuse(slot, pc);
+}
+
+void Hart::decode_one(Insn& slot, uint64_t pc) {
   uint16_t lo = 0, hi = 0;
   std::memcpy(&lo, ram_ptr(pc), 2);  // fetch_slow checked the page is RAM
   if (!is_compressed(lo)) {
@@ -171,6 +185,7 @@ void Hart::decode_into(Insn& slot, uint64_t pc) {
       // The second half lies outside RAM: fault on that half's address.
       slot = fault_insn_;
       slot.imm = 2;
+      slot.span = 4;
       return;
     }
     std::memcpy(&hi, ram_ptr(next), 2);
@@ -184,6 +199,30 @@ void Hart::decode_into(Insn& slot, uint64_t pc) {
   if ((f == Format::B || f == Format::J) &&
       ((pc & (kPageSize - 1)) + static_cast<int64_t>(slot.imm)) >= kPageSize)
     slot.fast = &fast_go_precise;
+}
+
+// `a` (at `pc`, an entry of a decode-cache page) becomes a fused pair with
+// the instruction after it when fusion_table.def has the pair and both lie
+// on this page; the second is decoded now if it has not been yet (without
+// fusing it in turn: decoding stays one entry at a time). Keeping the pair
+// on one page means the entries of both halves are in the same array and
+// one page's invalidation covers the whole pair.
+void Hart::fuse(Insn& a, uint64_t pc) {
+  if (a.span != a.len) return;  // not an instruction (fault entry)
+  const uint64_t off_b = (pc & (kPageSize - 1)) + a.len;
+  if (off_b + 2 > kPageSize) return;
+  Insn& b = (&a)[a.len / 2];
+  if (b.exec == &exec_decode) {
+    uint16_t lo = 0;
+    std::memcpy(&lo, ram_ptr(pc + a.len), 2);
+    if (!is_compressed(lo) && off_b + 4 > kPageSize) return;  // b crosses into the next page
+    decode_one(b, pc + a.len);
+  }
+  if (off_b + b.len > kPageSize || b.span != b.len) return;
+  if (FastFn f = fused_fast(a, b)) {
+    a.fast = f;
+    a.span = static_cast<uint8_t>(a.len + b.len);
+  }
 }
 
 // --- Memory slow paths -----------------------------------------------------

@@ -192,7 +192,9 @@ class Hart final : public Cpu {
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
   Bus& bus() { return bus_; }
 
-  // Decodes the instruction at `pc` into `slot` (decode-on-first-use).
+  // Decodes the instruction at `pc` into `slot`, an entry of a decode-cache
+  // page (decode-on-first-use), fusing it with the next instruction when
+  // fusion_table.def says so.
   void decode_into(Insn& slot, uint64_t pc);
 
  private:
@@ -202,6 +204,8 @@ class Hart final : public Cpu {
   // false when the hart cannot run now (idle, or stopped).
   bool prepare(uint64_t until);
   uint64_t draw_stall_interval();
+  void decode_one(Insn& slot, uint64_t pc);
+  void fuse(Insn& a, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);

@@ -30,13 +30,14 @@ struct Next {
 using ExecFn = void (*)(Hart&, const Insn&);
 using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
 
-enum class Op : uint16_t {
+enum class Op : uint8_t {
 #define X(id, mn, mask, match, fmt, cls, probe) id,
 #include "cpu/rv64/insn_table.def"
 #undef X
   illegal,   // not an RV64IMAC+Zicsr+Zifencei encoding
   count_
 };
+static_assert(static_cast<unsigned>(Op::count_) <= 256, "Op is stored in one byte");
 
 // Operand layout, used by the disassembler.
 enum class Format : uint8_t { R, I, SHIFT, LOAD, STORE, B, U, J, JALR, CSR, CSRI, AMO, LR, FENCE, NONE };
@@ -68,6 +69,9 @@ struct Insn {
   uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
   uint8_t rs1, rs2;  // sources (for CSR*I, rs1 holds the 5-bit immediate)
   Op op;
+  uint8_t span;      // bytes the fast handler runs: len, or both halves of
+                     // a fused pair (the decode cache resets the entry when
+                     // any of them changes); 0 for the decode-me stub
   uint8_t len;       // 2 (compressed) or 4
   uint8_t cycles;    // base cost from the timing model
   uint32_t raw;      // the encoding as fetched (16 or 32 bits)
@@ -83,6 +87,11 @@ Insn decode16(uint16_t raw);
 // `high16` is only read for 32-bit instructions.
 Insn decode(uint16_t low16, uint16_t high16);
 inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
+
+// The fast handler of the fused pair `a` then `b` (b at a's address plus
+// a.len, both decoded, on the same page), or nullptr when the pair is not
+// in fusion_table.def or `b` cannot run on the fast path.
+FastFn fused_fast(const Insn& a, const Insn& b);
 
 // Expands a compressed instruction to the 32-bit instruction it stands
 // for; returns 0 for reserved or unsupported encodings (e.g. C.FLD).

@@ -72,6 +72,28 @@ Next fast_one(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
   return {n, c};
 }
 
+// A fused pair (fusion_table.def): `A` at `i`, then `B` after it on the
+// same page, in one handler, which saves a dispatch (the indirect jump and
+// the stop test). The pair retires two instructions and charges exactly
+// what they cost one by one. The hart must still stop at the first
+// instruction boundary at or after its stop cycle, which may fall between
+// the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
+// (Hart::loop_fast), so A always ends before it and B is due; the last
+// cycles before the stop run on the precise path, one instruction at a
+// time. A is never a store or a control transfer, so B always follows it;
+// B's fields are read from B's own entry, which the decode cache resets
+// together with this one (Insn::span).
+template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
+Next fast_pair(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, c);
+  if (!b) [[unlikely]] return go_precise(h, i, c, r);
+  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, c);
+  if (!n) [[unlikely]] return go_precise(h, b, c, r + 1);
+  r += 2;
+  if (keep_going(h, c, r)) return n->fast(h, n, c, r);
+  return {n, c};
+}
+
 // rd = F(rs1, rs2)
 template <Op2 F>
 struct RegReg {
