@@ -92,6 +92,30 @@ TEST_CASE("A breakpoint the host writes over the second half of a fused pair is 
   CHECK(t.hart().cycle() == cycle + timing::cycles(timing::Class::alu) + timing::kTrapEntryCycles);
 }
 
+TEST_CASE("Rewriting what follows a fused pair's second half, itself fused with it, resets both pairs",
+          "[rv64][fusion][decode-cache]") {
+  Rv64Machine t;
+  const uint64_t a_pc = Rv64Machine::kCode, b_pc = a_pc + 4, c_pc = a_pc + 8;
+  t.load({addi(a0, a0, 1), addi(a1, a1, 1), addi(a2, a2, 1)});
+  REQUIRE(t.run().end == RunResult::End::hook_stop);  // fuses a+b
+  t.hart().set_pc(b_pc);
+  REQUIRE(t.run().end == RunResult::End::hook_stop);  // a jump to b: fuses b+c as well
+  REQUIRE(span_at(t, a_pc) == 8);
+  REQUIRE(span_at(t, b_pc) == 8);
+  REQUIRE(t.x(a1) == 2);
+  REQUIRE(t.x(a2) == 2);
+
+  // The a+b pair reads b's entry, which rewriting c resets.
+  const uint32_t newer = addi(a2, a2, 100);
+  t.machine().bus().write_bytes(c_pc, &newer, 4);
+  t.hart().set_pc(a_pc);
+  REQUIRE(t.run().end == RunResult::End::hook_stop);
+  CHECK(t.x(a0) == 2);
+  CHECK(t.x(a1) == 3);
+  CHECK(t.x(a2) == 102);
+  CHECK(t.x(zero) == 0);
+}
+
 TEST_CASE("Pairs are fused only within a page, and rewriting the second half works on either side of a page end",
           "[rv64][fusion][decode-cache]") {
   const uint64_t page_end = Rv64Machine::kCode + kPageSize;

@@ -156,8 +156,6 @@ FastFn fused_fast(const Insn& a, const Insn& b) {
   const int ia = kPairIndex.first[static_cast<size_t>(a.op)];
   const int ib = kPairIndex.second[static_cast<size_t>(b.op)];
   if (ia < 0 || ib < 0) return nullptr;
-  // A branch or JAL to another page has no fast step (Hart::decode_into).
-  if (b.fast == &fast_go_precise) return nullptr;
   return kPairs[static_cast<size_t>(ia)][static_cast<size_t>(ib)][(a.len == 2) * 2 + (b.len == 2)];
 }
 

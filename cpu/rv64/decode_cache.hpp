@@ -51,6 +51,8 @@ class DecodeCache {
   struct Page {
     Insn insns[kInsnsPerPage + 2];
   };
+  // Resets entry k of a page and every fused pair that depends on it.
+  void reset(Insn* insns, unsigned k);
   Bus& bus_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
   uint64_t invalidations_ = 0;

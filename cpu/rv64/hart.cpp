@@ -16,6 +16,12 @@ constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 // guest has crashed and the run stops instead of spinning forever.
 constexpr int kMaxNestedTraps = 8;
 
+// Whether `in`, at `pc`, is a branch or JAL whose target is on another page.
+bool jumps_off_page(const Insn& in, uint64_t pc) {
+  const Format f = op_info(in.op).format;
+  return (f == Format::B || f == Format::J) && ((pc & (kPageSize - 1)) + static_cast<int64_t>(in.imm)) >= kPageSize;
+}
+
 const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
                                    "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
                                    "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
@@ -195,30 +201,33 @@ void Hart::decode_one(Insn& slot, uint64_t pc) {
   // A branch or JAL whose target is on another page always takes the
   // precise path (which moves the fetch window): the fast handlers then
   // find every target at a constant distance in the same page.
-  const Format f = op_info(slot.op).format;
-  if ((f == Format::B || f == Format::J) &&
-      ((pc & (kPageSize - 1)) + static_cast<int64_t>(slot.imm)) >= kPageSize)
-    slot.fast = &fast_go_precise;
+  if (jumps_off_page(slot, pc)) slot.fast = &fast_go_precise;
 }
 
 // `a` (at `pc`, an entry of a decode-cache page) becomes a fused pair with
-// the instruction after it when fusion_table.def has the pair and both lie
-// on this page; the second is decoded now if it has not been yet (without
-// fusing it in turn: decoding stays one entry at a time). Keeping the pair
-// on one page means the entries of both halves are in the same array and
-// one page's invalidation covers the whole pair.
+// the instruction after it, `b`, when fusion_table.def has the pair and
+// both lie on this page. Keeping a pair on one page means the entries of
+// both halves are in the same array and one page's invalidation covers the
+// whole pair. If `b` has not been decoded yet it is decoded now, but not
+// fused in turn (decoding stays one entry at a time): its fast handler
+// stays the decode stub's, so that the first time `b` starts a dispatch
+// itself (a jump into the middle of the pair), it is decoded again and may
+// then be fused with the instruction after it. Re-decoding rewrites the
+// same fields, which the pair reads while it lives; when `b` is reset, the
+// decode cache resets the pair too (DecodeCache::reset).
 void Hart::fuse(Insn& a, uint64_t pc) {
   if (a.span != a.len) return;  // not an instruction (fault entry)
-  const uint64_t off_b = (pc & (kPageSize - 1)) + a.len;
+  const uint64_t off_b = (pc & (kPageSize - 1)) + a.len, pc_b = pc + a.len;
   if (off_b + 2 > kPageSize) return;
   Insn& b = (&a)[a.len / 2];
   if (b.exec == &exec_decode) {
     uint16_t lo = 0;
-    std::memcpy(&lo, ram_ptr(pc + a.len), 2);
+    std::memcpy(&lo, ram_ptr(pc_b), 2);
     if (!is_compressed(lo) && off_b + 4 > kPageSize) return;  // b crosses into the next page
-    decode_one(b, pc + a.len);
+    decode_one(b, pc_b);
+    b.fast = &fast_decode;
   }
-  if (off_b + b.len > kPageSize || b.span != b.len) return;
+  if (off_b + b.len > kPageSize || jumps_off_page(b, pc_b)) return;
   if (FastFn f = fused_fast(a, b)) {
     a.fast = f;
     a.span = static_cast<uint8_t>(a.len + b.len);

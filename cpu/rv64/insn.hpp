@@ -89,8 +89,9 @@ Insn decode(uint16_t low16, uint16_t high16);
 inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
 
 // The fast handler of the fused pair `a` then `b` (b at a's address plus
-// a.len, both decoded, on the same page), or nullptr when the pair is not
-// in fusion_table.def or `b` cannot run on the fast path.
+// a.len, both decoded, on the same page; a branch or JAL `b` must have its
+// target on that page too), or nullptr when fusion_table.def does not
+// have the pair.
 FastFn fused_fast(const Insn& a, const Insn& b);
 
 // Expands a compressed instruction to the 32-bit instruction it stands
