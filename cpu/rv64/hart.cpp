@@ -55,8 +55,9 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // --- The interpreter -------------------------------------------------------
 
 // Two paths. The fast loop keeps the PC (as a pointer to the decoded
-// entry), the cycle count and the retired count in host registers; the
-// instruction's `fast` function returns the next entry and cycle. Nothing
+// entry), the cycle count and the retired count in host registers (the
+// chain clock, insn.hpp); the instruction's `fast` function returns the
+// next entry and the clock. Nothing
 // is written back to `s` per instruction, which is what makes it fast.
 // Whenever an instruction needs more (a trap, a device, a CSR, a page
 // change), its `fast` returns nullptr: the loop writes its state back to
@@ -72,16 +73,16 @@ void Hart::loop_fast() {
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
     if (cycle + fusion::kMaxFirstCycles < stop_) [[likely]] {
-      chain_stop_ = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
-      Next r = ip->fast(*this, ip, cycle, 0);
-      retired += chain_retired;
+      const uint64_t chain_stop = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
+      chain_limit_ = (chain_stop - cycle) << kRetiredBits;
+      Next r = ip->fast(*this, ip, 0);
+      cycle += clock_cycles(r.clock);
+      retired += clock_retired(r.clock);
       if (r.ip) [[likely]] {
         ip = r.ip;
-        cycle = r.cycle;
         continue;
       }
       ip = precise_ip;
-      cycle = r.cycle;
     }
     s.cycle = cycle;
     s.instret += retired;

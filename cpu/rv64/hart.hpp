@@ -111,12 +111,13 @@ class Hart final : public Cpu {
   // builds): every instruction costs at least one cycle, so a chain is at
   // most this many handlers deep. Bounding it in cycles rather than in
   // instructions folds the bound into the stop-cycle test each handler
-  // makes anyway (see chain_stop_), so it costs nothing per instruction.
+  // makes anyway (see chain_limit_), so it costs nothing per instruction.
   static constexpr uint64_t kChainCycles = 1024;
-  // The cycle at which a chain of fast handlers must hand back to the loop:
-  // the first instruction boundary at or after it ends the chain.
-  uint64_t stop_cycle() const { return chain_stop_; }
-  uint64_t chain_retired = 0;        // set by a chain's last handler
+  static_assert(kChainCycles + 255 < (uint64_t{1} << kRetiredBits), "a chain's retired count fits its bits");
+  // The chain clock (insn.hpp) at or past which a chain of fast handlers
+  // hands back to the loop: the first instruction boundary at or after the
+  // chain's stop cycle ends the chain.
+  ChainClock chain_limit() const { return chain_limit_; }
   const Insn* precise_ip = nullptr;  // set by a handler that needs the precise path
   // The PC of a decoded entry of the page being executed.
   uint64_t pc_of(const Insn* i) const {
@@ -231,15 +232,15 @@ class Hart final : public Cpu {
   uint64_t fault_pc_ = 0;
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
-  // min(stop_, chain start + kChainCycles), set by loop_fast before each
+  // The chain's stop cycle as a chain clock, set by loop_fast before each
   // chain; zeroed with stop_ so a chain in progress ends at the next
   // instruction boundary too.
-  uint64_t chain_stop_ = 0;
+  ChainClock chain_limit_ = 0;
   // Ends the current run slice (and any chain of fast handlers) at the next
   // instruction boundary; run() then re-checks interrupts and stop requests.
   void end_slice() {
     stop_ = 0;
-    chain_stop_ = 0;
+    chain_limit_ = 0;
   }
   bool stop_requested_ = false;
   bool trace_insns_ = false;

@@ -16,19 +16,32 @@ struct Insn;
 //    devices, change privilege. Used for anything unusual, for stepping and
 //    for instruction tracing.
 //  - fast, the common case with the loop's state in host registers: gets
-//    the instruction, the current cycle and the number of instructions
-//    this chain has retired so far; it runs the instruction and continues
-//    straight into the next one's `fast` (a tail call: threaded code), until
-//    the chain's budget or the stop cycle is reached. It returns the next
-//    instruction and cycle, or {nullptr, cycle} to ask the loop to
-//    synchronise state and run `exec` instead. The retired count is
-//    handed back through Hart::chain_retired (see hart.hpp).
+//    the instruction and the chain's clock (below); it runs the
+//    instruction and continues straight into the next one's `fast` (a tail
+//    call: threaded code), until the chain's limit is reached. It returns
+//    the next instruction and the clock, or {nullptr, clock} to ask the
+//    loop to synchronise state and run `exec` instead (of the instruction
+//    in Hart::precise_ip).
+//
+// The chain's clock is one host register holding two counts: the cycles
+// since the chain began in the high bits, and the instructions it retired
+// in the low kRetiredBits, so one addition per instruction advances both
+// (tick). A chain lasts at most Hart::kChainCycles cycles and every
+// instruction costs at least one, so the retired count never carries into
+// the cycles.
+using ChainClock = uint64_t;
+inline constexpr unsigned kRetiredBits = 16;
+// What one instruction of `cycles` cycles adds to the clock.
+constexpr ChainClock tick(uint64_t cycles) { return (cycles << kRetiredBits) + 1; }
+constexpr uint64_t clock_cycles(ChainClock t) { return t >> kRetiredBits; }
+constexpr uint64_t clock_retired(ChainClock t) { return t & ((uint64_t{1} << kRetiredBits) - 1); }
+
 struct Next {
   const Insn* ip;
-  uint64_t cycle;
+  ChainClock clock;
 };
 using ExecFn = void (*)(Hart&, const Insn&);
-using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
+using FastFn = Next (*)(Hart&, const Insn*, ChainClock clock);
 
 enum class Op : uint8_t {
 #define X(id, mn, mask, match, fmt, cls, probe) id,

@@ -18,13 +18,14 @@ using Op2 = uint64_t (*)(uint64_t, uint64_t);
 using Cond = bool (*)(uint64_t, uint64_t);
 
 // Sends an instruction to its precise semantics every time.
-Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired);
+Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 
 // --- The fast path ----------------------------------------------------------
 //
-// Each shape below has a `step<kLen, kCycles>(h, i, c)`: it runs the
-// instruction with the loop's state in registers, adds its cycles to `c`
-// and returns the next entry; or it returns nullptr, having changed
+// Each shape below has a `step<kLen, kCycles>(h, i, t)`: it runs the
+// instruction with the loop's state in registers, advances the chain clock
+// `t` by the instruction (tick: its cycles and one retired) and returns
+// the next entry; or it returns nullptr, having changed
 // nothing, when the instruction needs the precise path (a device, a fault,
 // a store into a watched page, a target on another page). The handlers are
 // written once over `step`: `fast_one` for one instruction, `fast_pair` for
@@ -40,19 +41,14 @@ Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired);
 
 // Ends a fast handler that needs the precise path after all: the loop
 // runs `i` precisely (Hart::precise_ip).
-[[gnu::always_inline]] inline Next go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired) {
-  h.chain_retired = retired;
+[[gnu::always_inline]] inline Next go_precise(Hart& h, const Insn* i, ChainClock t) {
   h.precise_ip = i;
-  return {nullptr, cycle};
+  return {nullptr, t};
 }
-// Whether a chain of handlers goes on after an instruction that brought
-// the cycle to `c`: the one test per instruction is the chain's stop
-// cycle, which also bounds the chain's length (Hart::kChainCycles).
-inline bool keep_going(Hart& h, uint64_t c, uint64_t r) {
-  if (c < h.stop_cycle()) [[likely]] return true;
-  h.chain_retired = r;
-  return false;
-}
+// Whether a chain of handlers goes on at clock `t`: the one test per
+// dispatch is the chain's stop cycle, which also bounds the chain's length
+// (Hart::kChainCycles).
+inline bool keep_going(const Hart& h, ChainClock t) { return t < h.chain_limit(); }
 // The entry after `i` (one entry per halfword).
 template <unsigned kLen>
 inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
@@ -64,12 +60,11 @@ inline const Insn* jump_target(const Insn* i) { return i + (i->imm >> 1); }
 // because GCC only turns it into a jump when it is directly in tail
 // position in the handler's own body.
 template <typename S, unsigned kLen, unsigned kCycles>
-Next fast_one(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-  const Insn* n = S::template step<kLen, kCycles>(h, i, c);
-  if (!n) [[unlikely]] return go_precise(h, i, c, r);
-  ++r;
-  if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-  return {n, c};
+Next fast_one(Hart& h, const Insn* i, ChainClock t) {
+  const Insn* n = S::template step<kLen, kCycles>(h, i, t);
+  if (!n) [[unlikely]] return go_precise(h, i, t);
+  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
 }
 
 // A fused pair (fusion_table.def): `A` at `i`, then `B` after it on the
@@ -84,23 +79,22 @@ Next fast_one(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
 // B's fields are read from B's own entry, which the decode cache resets
 // together with this one (Insn::span).
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
-Next fast_pair(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, c);
-  if (!b) [[unlikely]] return go_precise(h, i, c, r);
-  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, c);
-  if (!n) [[unlikely]] return go_precise(h, b, c, r + 1);
-  r += 2;
-  if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-  return {n, c};
+Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  if (!b) [[unlikely]] return go_precise(h, i, t);
+  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, t);
+  if (!n) [[unlikely]] return go_precise(h, b, t);
+  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
 }
 
 // rd = F(rs1, rs2)
 template <Op2 F>
 struct RegReg {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], h.s.x[i->rs2]);
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -113,9 +107,9 @@ struct RegReg {
 template <Op2 F>
 struct RegImm {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], static_cast<uint64_t>(static_cast<int64_t>(i->imm)));
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -132,11 +126,11 @@ struct Load {
     else return static_cast<uint64_t>(v);
   }
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     T v;
     if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return nullptr;
     h.s.x[i->rdw] = extend(v);
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -155,10 +149,10 @@ struct Load {
 template <typename T>
 struct Store {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     if (!h.store_ram_unwatched(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2])))
       [[unlikely]] return nullptr;
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -177,12 +171,12 @@ struct Store {
 template <Cond C>
 struct Branch {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     if (C(h.s.x[i->rs1], h.s.x[i->rs2])) {
-      c += kCycles + timing::kTakenPenalty;
+      t += tick(kCycles + timing::kTakenPenalty);
       return jump_target(i);
     }
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -198,9 +192,9 @@ struct Branch {
 
 struct Lui {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = static_cast<uint64_t>(static_cast<int64_t>(i->imm));
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -211,9 +205,9 @@ struct Lui {
 
 struct Auipc {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = h.pc_of(i) + static_cast<int64_t>(i->imm);
-    c += kCycles;
+    t += tick(kCycles);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -226,9 +220,9 @@ struct Auipc {
 // branches.
 struct Jal {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = h.pc_of(i) + kLen;
-    c += kCycles;
+    t += tick(kCycles);
     return jump_target(i);
   }
   static void exec(Hart& h, const Insn& i) {
@@ -243,12 +237,12 @@ struct Jal {
 // The target is computed before rd is written: rd may equal rs1.
 struct Jalr {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart& h, const Insn* i, uint64_t& c) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
     const Insn* n = h.fetch_in_page(target);
     if (!n) [[unlikely]] return nullptr;
     h.s.x[i->rdw] = h.pc_of(i) + kLen;
-    c += kCycles;
+    t += tick(kCycles);
     return n;
   }
   static void exec(Hart& h, const Insn& i) {
@@ -264,7 +258,7 @@ struct Jalr {
 template <ExecFn E>
 struct PreciseOnly {
   template <unsigned kLen, unsigned kCycles>
-  static const Insn* step(Hart&, const Insn*, uint64_t&) { return nullptr; }
+  static const Insn* step(Hart&, const Insn*, ChainClock&) { return nullptr; }
   static constexpr ExecFn exec = E;
 };
 
@@ -294,7 +288,7 @@ AMO_DECL(min) AMO_DECL(max) AMO_DECL(minu) AMO_DECL(maxu)
 void exec_illegal(Hart&, const Insn&);
 void exec_fetch_fault(Hart&, const Insn&);
 void exec_decode(Hart&, const Insn&);
-Next fast_decode(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
+Next fast_decode(Hart&, const Insn*, ChainClock t);
 void exec_page_end(Hart&, const Insn&);
 
 // --- The binding: one alias per row of insn_table.def ----------------------
