@@ -38,6 +38,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_(bus.ram().host()),
       ram_base_(bus.ram().base()),
       ram_size_(bus.ram().size()),
+      ram_fast_last_(bus.ram().size() - sizeof(uint64_t)),
       page_flags_(bus.ram().flag_table()),
       perturb_(perturb) {
   ctl_.next_stall = perturb_.enabled() ? draw_stall_interval() : kNever;

@@ -52,8 +52,13 @@ inline bool keep_going(const Hart& h, ChainClock t) { return t < h.chain_limit()
 // The entry after `i` (one entry per halfword).
 template <unsigned kLen>
 inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
-// The target entry of a branch or JAL on the same page (imm is even).
-inline const Insn* jump_target(const Insn* i) { return i + (i->imm >> 1); }
+// The target entry of a branch or JAL on the same page: one entry per
+// halfword and imm is even, so the entry is imm * sizeof(Insn) / 2 bytes
+// away (written so, it is one multiply-free scale of imm).
+inline const Insn* jump_target(const Insn* i) {
+  return reinterpret_cast<const Insn*>(reinterpret_cast<const char*>(i) +
+                                       static_cast<int64_t>(i->imm) * static_cast<int64_t>(sizeof(Insn) / 2));
+}
 
 // One instruction, then straight into the next one's handler (threaded
 // code). The call is written here in tail position, not in a helper,
