@@ -65,26 +65,34 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // `s` and runs the instruction's precise semantics, then reloads.
 //
 // Chains of fast handlers end fusion::kMaxFirstCycles before stop_, so
-// that a fused pair never straddles the stop (semantics.hpp, fast_pair);
-// the last few cycles before stop_ run on the precise path, one
-// instruction at a time, which stops at exactly the first instruction
-// boundary at or after stop_, as the unfused interpreter does.
+// that a fused pair never straddles the stop (semantics.hpp, fast_pair).
+// The last few cycles before stop_ (under exact SMP scheduling nearly
+// every slot is that short) run one dispatch per call: a pair only when
+// its first half ends before stop_, else its first instruction alone. So
+// the hart stops at exactly the first instruction boundary at or after
+// stop_, as the unfused interpreter does.
 void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
+    Next r;
     if (cycle + fusion::kMaxFirstCycles < stop_) [[likely]] {
       const uint64_t chain_stop = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
       chain_limit_ = (chain_stop - cycle) << kRetiredBits;
-      Next r = ip->fast(*this, ip, 0);
-      cycle += clock_cycles(r.clock);
-      retired += clock_retired(r.clock);
-      if (r.ip) [[likely]] {
-        ip = r.ip;
-        continue;
-      }
-      ip = precise_ip;
+      r = ip->fast(*this, ip, 0);
+    } else {
+      chain_limit_ = 0;
+      // (A stub's cycles are not its instruction's yet: it runs precisely.)
+      const bool pair_fits = ip->exec != &exec_decode && cycle + ip->cycles < stop_;
+      r = (pair_fits ? ip->fast : unfused(*ip))(*this, ip, 0);
     }
+    cycle += clock_cycles(r.clock);
+    retired += clock_retired(r.clock);
+    if (r.ip) [[likely]] {
+      ip = r.ip;
+      continue;
+    }
+    ip = precise_ip;
     s.cycle = cycle;
     s.instret += retired;
     retired = 0;
@@ -96,6 +104,16 @@ void Hart::loop_fast() {
   s.cycle = cycle;
   s.instret += retired;
   s.pc = pc_of_any(ip);
+}
+
+// The fast handler that runs the entry's instruction alone: the row's own
+// handler for the first half of a fused pair (never a branch or JAL, whose
+// handler would need the same-page check), the precise path for an entry
+// whose handler would decode it (and perhaps fuse it) first.
+FastFn Hart::unfused(const Insn& in) {
+  if (in.span > in.len) return in.len == 4 ? op_info(in.op).fast : op_info(in.op).fast_compressed;
+  if (in.fast == &fast_decode) return &fast_go_precise;
+  return in.fast;
 }
 
 // One instruction at a time with the state always current: used when

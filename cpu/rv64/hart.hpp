@@ -206,6 +206,7 @@ class Hart final : public Cpu {
   bool prepare(uint64_t until);
   uint64_t draw_stall_interval();
   void decode_one(Insn& slot, uint64_t pc);
+  static FastFn unfused(const Insn& in);
   void fuse(Insn& a, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
