@@ -43,10 +43,10 @@ TEST_CASE("The pairs these tests rely on are fused", "[rv64][fusion]") {
   // If fusion_table.def changes, these tests must be given other pairs.
   Rv64Machine t;
   t.load({addi(a0, a0, 1), addi(a1, a1, 1), ld(a2, a3, 0), addi(a0, a0, 1), mul(a2, a2, a4), add(a5, a5, a2),
-          lui(t0, 5), addi(t0, t0, 7)});
+          lui(t0, 5), addi(t0, t0, 7), sw(a2, a3, 8), addi(a1, a1, 1)});
   t.x(a3) = Rv64Machine::kData;
   REQUIRE(t.run().end == RunResult::End::hook_stop);
-  for (uint64_t pair = 0; pair < 4; ++pair) CHECK(span_at(t, Rv64Machine::kCode + 8 * pair) == 8);
+  for (uint64_t pair = 0; pair < 5; ++pair) CHECK(span_at(t, Rv64Machine::kCode + 8 * pair) == 8);
   CHECK(t.x(t0) == (5 << 12) + 7);
 }
 
@@ -68,6 +68,29 @@ TEST_CASE("A guest store over the second half of a fused pair takes effect at th
   CHECK(t.x(a0) == 2);
   CHECK(t.x(a1) == 1 + 100);  // the first pass ran the old second half, the second the new one
   CHECK(span_at(t, Rv64Machine::kCode) == 8);  // fused again, with the new second half
+}
+
+TEST_CASE("A fused store that rewrites its own pair's second half runs the new second half",
+          "[rv64][fusion][decode-cache]") {
+  Rv64Machine t;
+  //  0: sw a2,4(a3)    \ fused pair
+  //  4: addi a1,a1,1   /
+  t.load({sw(a2, a3, 4), addi(a1, a1, 1)});
+  t.x(a2) = addi(a1, a1, 100);
+  t.x(a3) = Rv64Machine::kData;  // first a store to data, which leaves the pair as it is
+  REQUIRE(t.run().end == RunResult::End::hook_stop);
+  REQUIRE(span_at(t, Rv64Machine::kCode) == 8);
+  REQUIRE(t.x(a1) == 1);
+
+  t.x(a3) = Rv64Machine::kCode;  // now over the pair's second half
+  t.hart().set_pc(Rv64Machine::kCode);
+  const uint64_t cycle = t.hart().cycle();
+  REQUIRE(t.run().end == RunResult::End::hook_stop);
+  CHECK(t.x(a1) == 1 + 100);
+  CHECK(t.read<uint32_t>(Rv64Machine::kCode + 4) == addi(a1, a1, 100));
+  using timing::Class;
+  CHECK(t.hart().cycle() ==
+        cycle + timing::cycles(Class::store) + timing::cycles(Class::alu) + timing::kTrapEntryCycles);
 }
 
 TEST_CASE("A breakpoint the host writes over the second half of a fused pair is hit (as kprobes arms one)",

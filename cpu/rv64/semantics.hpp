@@ -80,9 +80,9 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
 // (Hart::loop_fast), so A always ends before it and B is due; the last
 // cycles before the stop run on the precise path, one instruction at a
-// time. A is never a store or a control transfer, so B always follows it;
-// B's fields are read from B's own entry, which the decode cache resets
-// together with this one (Insn::span).
+// time. A is never a control transfer, so B always follows it, and cannot
+// rewrite B (fusion_table.def); B's fields are read from B's own entry,
+// which the decode cache resets together with this one (Insn::span).
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
 Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
   const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
