@@ -58,8 +58,8 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // Two paths. The fast loop keeps the PC (as a pointer to the decoded
 // entry), the cycle count and the retired count in host registers (the
 // chain clock, insn.hpp); the instruction's `fast` function returns the
-// next entry and the clock. Nothing
-// is written back to `s` per instruction, which is what makes it fast.
+// next entry and the clock. Nothing is written back to `s` per
+// instruction, which is what makes it fast.
 // Whenever an instruction needs more (a trap, a device, a CSR, a page
 // change), its `fast` returns nullptr: the loop writes its state back to
 // `s` and runs the instruction's precise semantics, then reloads.

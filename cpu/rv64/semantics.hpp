@@ -1,9 +1,9 @@
 // Binds every row of insn_table.def to its semantics: `sem_<id>` provides
-// `step` (the fast path) and `exec` (see insn.hpp for the two paths). Most instructions are
-// one of a few shapes (register-register, register-immediate, load, store,
-// branch) over an operation from ops.hpp; the shapes are written once here,
-// so the fast and precise paths cannot disagree about what an instruction
-// computes.
+// `step` (the fast path) and `exec` (the precise path; see insn.hpp for
+// the two). Most instructions are one of a few shapes (register-register,
+// register-immediate, load, store, branch) over an operation from ops.hpp;
+// the shapes are written once here, so the fast and precise paths cannot
+// disagree about what an instruction computes.
 #pragma once
 #include <type_traits>
 
@@ -29,7 +29,7 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 // nothing, when the instruction needs the precise path (a device, a fault,
 // a store into a watched page, a target on another page). The handlers are
 // written once over `step`: `fast_one` for one instruction, `fast_pair` for
-// a fused pair (fusion.cpp). `kLen` is the instruction's length and
+// a fused pair (fusion_table.def; instantiated in decode.cpp). `kLen` is the instruction's length and
 // `kCycles` its base cost (the timing class's cost from cpu/timing.hpp, the
 // same number the decoder stores in Insn::cycles for the precise path):
 // as template parameters neither is a load on the dispatch path, which
@@ -79,8 +79,8 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // instruction boundary at or after its stop cycle, which may fall between
 // the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
 // (Hart::loop_fast), so A always ends before it and B is due; the last
-// cycles before the stop run on the precise path, one instruction at a
-// time. A is never a control transfer, so B always follows it, and cannot
+// cycles before the stop run one dispatch at a time, a pair only when A
+// ends before the stop. A is never a control transfer, so B always follows it, and cannot
 // rewrite B (fusion_table.def); B's fields are read from B's own entry,
 // which the decode cache resets together with this one (Insn::span).
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
@@ -171,7 +171,7 @@ struct Store {
 
 // if C(rs1, rs2) pc += imm; a taken branch costs the redirect penalty.
 // The fast path only sees branches whose target is on the same page (the
-// decoder gives the others fast_go_precise: Hart::decode_into), so the
+// decoder gives the others fast_go_precise: Hart::decode_one), so the
 // target entry is a constant distance away and the handler makes no call.
 template <Cond C>
 struct Branch {
