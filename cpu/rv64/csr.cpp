@@ -93,10 +93,10 @@ bool Hart::csr_write(uint32_t num, uint64_t v, const Insn& i) {
       uint64_t mpp = (nv & kMstatusMPP) >> 11;
       if (mpp != 0 && mpp != 3) nv &= ~kMstatusMPP;
       s.mstatus = nv | kMstatusUXL64;
-      stop_ = 0;  // MIE may have changed: re-check interrupts
+      end_slice();  // MIE may have changed: re-check interrupts
       return true;
     }
-    case csr::mie: s.mie = v & kMieWritable; stop_ = 0; return true;
+    case csr::mie: s.mie = v & kMieWritable; end_slice(); return true;
     case csr::mtvec:
       // Modes 0 (direct) and 1 (vectored); reserved modes fall back to direct.
       s.mtvec = (v & 3) >= 2 ? (v & ~uint64_t{3}) : (v & ~uint64_t{2});

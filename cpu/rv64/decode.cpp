@@ -1,7 +1,10 @@
 // The instruction table and the decoder built on it.
 #include <array>
+#include <iterator>
+#include <utility>
 #include <vector>
 
+#include "cpu/rv64/fusion.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "cpu/rv64/semantics.hpp"
 
@@ -13,7 +16,7 @@ using timing::Class;
 
 constexpr std::array<OpInfo, static_cast<size_t>(Op::count_)> kTable = {{
 #define X(id, mn, mask, match, fmt, cls, probe) \
-  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &sem_##id::fast<4, timing::cycles(Class::cls)>, &sem_##id::fast<2, timing::cycles(Class::cls)>, sem_##id::exec},
+  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &fast_one<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one<sem_##id, 2, timing::cycles(Class::cls)>, sem_##id::exec},
 #include "cpu/rv64/insn_table.def"
 #undef X
     {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &exec_illegal},
@@ -73,6 +76,7 @@ Insn make(Op op, uint32_t fields, uint32_t raw, uint8_t len) {
   in.exec = info.exec;
   in.op = op;
   in.len = len;
+  in.span = len;
   in.raw = raw;
   in.cycles = timing::cycles(info.timing);
   if (op == Op::illegal) return in;
@@ -93,7 +97,67 @@ Op lookup(uint32_t raw) {
   return Op::illegal;
 }
 
+// --- Fused pairs (fusion_table.def) -----------------------------------------
+
+// Each row's semantics and base cost, by Op, for instantiating fast_pair.
+template <Op>
+struct Row;
+#define X(id, mn, mask, match, fmt, cls, probe)                  \
+  template <>                                                    \
+  struct Row<Op::id> {                                           \
+    using sem = sem_##id;                                        \
+    static constexpr unsigned cycles = timing::cycles(Class::cls); \
+  };
+#include "cpu/rv64/insn_table.def"
+#undef X
+
+using fusion::kFirst;
+using fusion::kFirsts;
+using fusion::kSecond;
+using fusion::kSeconds;
+
+// The four handlers of a pair, indexed by (a is compressed) * 2 + (b is
+// compressed).
+using PairHandlers = std::array<FastFn, 4>;
+template <Op A, Op B>
+constexpr PairHandlers pair_handlers() {
+  using RA = Row<A>;
+  using RB = Row<B>;
+  return {&fast_pair<typename RA::sem, 4, RA::cycles, typename RB::sem, 4, RB::cycles>,
+          &fast_pair<typename RA::sem, 4, RA::cycles, typename RB::sem, 2, RB::cycles>,
+          &fast_pair<typename RA::sem, 2, RA::cycles, typename RB::sem, 4, RB::cycles>,
+          &fast_pair<typename RA::sem, 2, RA::cycles, typename RB::sem, 2, RB::cycles>};
+}
+template <size_t kA, size_t... kB>
+constexpr std::array<PairHandlers, kSeconds> pair_row(std::index_sequence<kB...>) {
+  return {pair_handlers<kFirst[kA], kSecond[kB]>()...};
+}
+template <size_t... kA>
+constexpr std::array<std::array<PairHandlers, kSeconds>, kFirsts> pair_table(std::index_sequence<kA...>) {
+  return {pair_row<kA>(std::make_index_sequence<kSeconds>{})...};
+}
+constexpr auto kPairs = pair_table(std::make_index_sequence<kFirsts>{});
+
+// Position of each Op in kFirst and kSecond (-1: not there).
+struct PairIndex {
+  std::array<int8_t, static_cast<size_t>(Op::count_)> first, second;
+  constexpr PairIndex() : first{}, second{} {
+    first.fill(-1);
+    second.fill(-1);
+    for (size_t k = 0; k < kFirsts; ++k) first[static_cast<size_t>(kFirst[k])] = static_cast<int8_t>(k);
+    for (size_t k = 0; k < kSeconds; ++k) second[static_cast<size_t>(kSecond[k])] = static_cast<int8_t>(k);
+  }
+};
+constexpr PairIndex kPairIndex;
+
 }  // namespace
+
+FastFn fused_fast(const Insn& a, const Insn& b) {
+  const int ia = kPairIndex.first[static_cast<size_t>(a.op)];
+  const int ib = kPairIndex.second[static_cast<size_t>(b.op)];
+  if (ia < 0 || ib < 0) return nullptr;
+  return kPairs[static_cast<size_t>(ia)][static_cast<size_t>(ib)][(a.len == 2) * 2 + (b.len == 2)];
+}
 
 const OpInfo& op_info(Op op) { return kTable[static_cast<size_t>(op)]; }
 

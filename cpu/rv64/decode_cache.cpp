@@ -43,19 +43,30 @@ void DecodeCache::watch_page(uint64_t page_base) {
 }
 
 void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
-  // An instruction starting up to 2 bytes before `addr` may overlap it
-  // (32-bit instructions start on any halfword).
-  uint64_t first = (addr & ~uint64_t{1}) - 2;
+  // An entry starting up to kMaxSpan - 2 bytes before `addr` may cover it:
+  // a 32-bit instruction starts on any halfword, and a fused pair runs two
+  // instructions from its first entry (Insn::span).
+  uint64_t first = (addr & ~uint64_t{1}) - (kMaxSpan - 2);
   uint64_t end = addr + size;
-  const Insn stub = decode_stub();
   for (uint64_t a = first; a < end; a += 2) {
     auto it = pages_.find(a & ~(kPageSize - 1));
     if (it == pages_.end()) continue;
-    Insn& in = it->second->insns[(a & (kPageSize - 1)) >> 1];
-    if (in.fast != stub.fast) {
-      in = stub;
-      ++invalidations_;
-    }
+    Insn* insns = it->second->insns;
+    const unsigned k = static_cast<unsigned>((a & (kPageSize - 1)) >> 1);
+    if (insns[k].exec != &exec_decode && a + insns[k].span > addr) reset(insns, k);
+  }
+}
+
+void DecodeCache::reset(Insn* insns, unsigned k) {
+  insns[k] = decode_stub();
+  ++invalidations_;
+  // A fused pair whose second half is entry k reads that entry's fields:
+  // it goes too (and so on backwards). Its first half is 2 or 4 bytes, so
+  // it is one or two entries before, on the same page (pairs never cross
+  // a page end).
+  for (unsigned back = 1; back <= 2 && back <= k; ++back) {
+    const Insn& p = insns[k - back];
+    if (p.exec != &exec_decode && p.len == 2 * back && p.span > p.len) reset(insns, k - back);
   }
 }
 

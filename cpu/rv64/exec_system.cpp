@@ -51,9 +51,7 @@ void exec_fetch_fault(Hart& h, const Insn& i) {
   h.raise(kInsnAccessFault, h.s.pc + static_cast<uint64_t>(i.imm));
 }
 
-Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired) {
-  return go_precise(h, i, cycle, retired);
-}
+Next fast_go_precise(Hart& h, const Insn* i, ChainClock t) { return go_precise(h, i, t); }
 
 // Decode-on-first-use. The cache owns the entry, so it is filled in place.
 void exec_decode(Hart& h, const Insn& i) {
@@ -61,10 +59,10 @@ void exec_decode(Hart& h, const Insn& i) {
   h.decode_into(slot, h.s.pc);
   slot.exec(h, slot);
 }
-Next fast_decode(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired) {
+Next fast_decode(Hart& h, const Insn* i, ChainClock t) {
   Insn& slot = const_cast<Insn&>(*i);
   h.decode_into(slot, h.pc_of(i));
-  return slot.fast(h, i, cycle, retired);
+  return slot.fast(h, i, t);
 }
 
 // The guard entries after a page's last halfword: execution ran off the

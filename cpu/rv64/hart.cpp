@@ -1,7 +1,9 @@
 #include "cpu/rv64/hart.hpp"
 
+#include <algorithm>
 #include <limits>
 
+#include "cpu/rv64/fusion.hpp"
 #include "cpu/rv64/semantics.hpp"
 #include "cpu/timing.hpp"
 
@@ -13,6 +15,12 @@ constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 // many times in a row, means the guest's trap vector itself faults: the
 // guest has crashed and the run stops instead of spinning forever.
 constexpr int kMaxNestedTraps = 8;
+
+// Whether `in`, at `pc`, is a branch or JAL whose target is on another page.
+bool jumps_off_page(const Insn& in, uint64_t pc) {
+  const Format f = op_info(in.op).format;
+  return (f == Format::B || f == Format::J) && ((pc & (kPageSize - 1)) + static_cast<int64_t>(in.imm)) >= kPageSize;
+}
 
 const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
                                    "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
@@ -30,6 +38,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_(bus.ram().host()),
       ram_base_(bus.ram().base()),
       ram_size_(bus.ram().size()),
+      ram_fast_last_(bus.ram().size() - sizeof(uint64_t)),
       page_flags_(bus.ram().flag_table()),
       perturb_(perturb) {
   ctl_.next_stall = perturb_.enabled() ? draw_stall_interval() : kNever;
@@ -47,25 +56,43 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // --- The interpreter -------------------------------------------------------
 
 // Two paths. The fast loop keeps the PC (as a pointer to the decoded
-// entry), the cycle count and the retired count in host registers; the
-// instruction's `fast` function returns the next entry and cycle. Nothing
-// is written back to `s` per instruction, which is what makes it fast.
+// entry), the cycle count and the retired count in host registers (the
+// chain clock, insn.hpp); the instruction's `fast` function returns the
+// next entry and the clock. Nothing is written back to `s` per
+// instruction, which is what makes it fast.
 // Whenever an instruction needs more (a trap, a device, a CSR, a page
 // change), its `fast` returns nullptr: the loop writes its state back to
 // `s` and runs the instruction's precise semantics, then reloads.
+//
+// Chains of fast handlers end fusion::kMaxFirstCycles before stop_, so
+// that a fused pair never straddles the stop (semantics.hpp, fast_pair).
+// The last few cycles before stop_ (under exact SMP scheduling nearly
+// every slot is that short) run one dispatch per call: a pair only when
+// its first half ends before stop_, else its first instruction alone. So
+// the hart stops at exactly the first instruction boundary at or after
+// stop_, as the unfused interpreter does.
 void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
-    Next r = ip->fast(*this, ip, cycle, 0);
-    retired += chain_retired;
+    Next r;
+    if (cycle + fusion::kMaxFirstCycles < stop_) [[likely]] {
+      const uint64_t chain_stop = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
+      chain_limit_ = (chain_stop - cycle) << kRetiredBits;
+      r = ip->fast(*this, ip, 0);
+    } else {
+      chain_limit_ = 0;
+      // (A stub's cycles are not its instruction's yet: it runs precisely.)
+      const bool pair_fits = ip->exec != &exec_decode && cycle + ip->cycles < stop_;
+      r = (pair_fits ? ip->fast : unfused(*ip))(*this, ip, 0);
+    }
+    cycle += clock_cycles(r.clock);
+    retired += clock_retired(r.clock);
     if (r.ip) [[likely]] {
       ip = r.ip;
-      cycle = r.cycle;
       continue;
     }
     ip = precise_ip;
-    cycle = r.cycle;
     s.cycle = cycle;
     s.instret += retired;
     retired = 0;
@@ -77,6 +104,16 @@ void Hart::loop_fast() {
   s.cycle = cycle;
   s.instret += retired;
   s.pc = pc_of_any(ip);
+}
+
+// The fast handler that runs the entry's instruction alone: the row's own
+// handler for the first half of a fused pair (never a branch or JAL, whose
+// handler would need the same-page check), the precise path for an entry
+// whose handler would decode it (and perhaps fuse it) first.
+FastFn Hart::unfused(const Insn& in) {
+  if (in.span > in.len) return in.len == 4 ? op_info(in.op).fast : op_info(in.op).fast_compressed;
+  if (in.fast == &fast_decode) return &fast_go_precise;
+  return in.fast;
 }
 
 // One instruction at a time with the state always current: used when
@@ -166,6 +203,11 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {
+  decode_one(slot, pc);
+  fuse(slot, pc);
+}
+
+void Hart::decode_one(Insn& slot, uint64_t pc) {
   uint16_t lo = 0, hi = 0;
   std::memcpy(&lo, ram_ptr(pc), 2);  // fetch_slow checked the page is RAM
   if (!is_compressed(lo)) {
@@ -174,12 +216,47 @@ void Hart::decode_into(Insn& slot, uint64_t pc) {
       // The second half lies outside RAM: fault on that half's address.
       slot = fault_insn_;
       slot.imm = 2;
+      slot.span = 4;
       return;
     }
     std::memcpy(&hi, ram_ptr(next), 2);
     if ((next & (kPageSize - 1)) == 0) cache_.watch_page(next);  // crosses a page
   }
   slot = decode(lo, hi);
+  // A branch or JAL whose target is on another page always takes the
+  // precise path (which moves the fetch window): the fast handlers then
+  // find every target at a constant distance in the same page.
+  if (jumps_off_page(slot, pc)) slot.fast = &fast_go_precise;
+}
+
+// `a` (at `pc`, an entry of a decode-cache page) becomes a fused pair with
+// the instruction after it, `b`, when fusion_table.def has the pair and
+// both lie on this page. Keeping a pair on one page means the entries of
+// both halves are in the same array and one page's invalidation covers the
+// whole pair. If `b` has not been decoded yet it is decoded now, but not
+// fused in turn (decoding stays one entry at a time): its fast handler
+// stays the decode stub's, so that the first time `b` starts a dispatch
+// itself (a jump into the middle of the pair), it is decoded again and may
+// then be fused with the instruction after it. Re-decoding rewrites the
+// same fields, which the pair reads while it lives; when `b` is reset, the
+// decode cache resets the pair too (DecodeCache::reset).
+void Hart::fuse(Insn& a, uint64_t pc) {
+  if (a.span != a.len) return;  // not an instruction (fault entry)
+  const uint64_t off_b = (pc & (kPageSize - 1)) + a.len, pc_b = pc + a.len;
+  if (off_b + 2 > kPageSize) return;
+  Insn& b = (&a)[a.len / 2];
+  if (b.exec == &exec_decode) {
+    uint16_t lo = 0;
+    std::memcpy(&lo, ram_ptr(pc_b), 2);
+    if (!is_compressed(lo) && off_b + 4 > kPageSize) return;  // b crosses into the next page
+    decode_one(b, pc_b);
+    b.fast = &fast_decode;
+  }
+  if (off_b + b.len > kPageSize || jumps_off_page(b, pc_b)) return;
+  if (FastFn f = fused_fast(a, b)) {
+    a.fast = f;
+    a.span = static_cast<uint8_t>(a.len + b.len);
+  }
 }
 
 // --- Memory slow paths -----------------------------------------------------
@@ -312,7 +389,7 @@ void Hart::do_mret(const Insn& i) {
   s.pc = s.mepc;
   s.cycle += i.cycles;
   ++s.instret;
-  stop_ = 0;  // interrupt enable may have changed
+  end_slice();  // interrupt enable may have changed
 }
 
 void Hart::do_wfi(const Insn& i) {
@@ -325,7 +402,7 @@ void Hart::do_wfi(const Insn& i) {
   retire(i);
   if ((mip() & s.mie) == 0 && s.priv == Priv::M) {
     ctl_.idle = true;
-    stop_ = 0;
+    end_slice();
   }
 }
 

@@ -73,8 +73,11 @@ class Hart final : public Cpu {
   bool idle() const override { return ctl_.idle; }
   uint64_t wake_cycle() const override;
   void advance_idle(uint64_t to_cycle) override;
-  void interrupts_changed() override { stop_ = 0; }
-  void request_stop() override { stop_requested_ = true; stop_ = 0; }
+  void interrupts_changed() override { end_slice(); }
+  void request_stop() override {
+    stop_requested_ = true;
+    end_slice();
+  }
 
   // --- Observation ---------------------------------------------------------
   struct TrapRecord {
@@ -103,12 +106,21 @@ class Hart final : public Cpu {
   void raise(uint64_t cause, uint64_t tval);
 
   // --- Fast-path helpers (loop state in registers; see loop_fast) ---------
-  // Longest chain of fast handlers before control returns to the loop. It
-  // bounds the host stack depth should the compiler not turn a handler's
-  // final call into a jump (unoptimised or sanitizer builds).
-  static constexpr uint64_t kChainLength = 64;
-  uint64_t stop_cycle() const { return stop_; }
-  uint64_t chain_retired = 0;        // set by a chain's last handler
+  // Longest chain of fast handlers, in simulated cycles, before control
+  // returns to the loop. It bounds the host stack depth should the compiler
+  // not turn a handler's final call into a jump (unoptimised or sanitizer
+  // builds): every instruction costs at least one cycle, so a chain is at
+  // most this many handlers deep. Bounding it in cycles rather than in
+  // instructions folds the bound into the stop-cycle test each handler
+  // makes anyway (see chain_limit_), so it costs nothing per instruction.
+  static constexpr uint64_t kChainCycles = 1024;
+  // A chain retires at most one instruction per cycle, and its last
+  // dispatch (a pair of at most 2 x 21 cycles) may pass the limit.
+  static_assert(kChainCycles + 64 < (uint64_t{1} << kRetiredBits), "a chain's retired count fits its bits");
+  // The chain clock (insn.hpp) at or past which a chain of fast handlers
+  // hands back to the loop: the first instruction boundary at or after the
+  // chain's stop cycle ends the chain.
+  ChainClock chain_limit() const { return chain_limit_; }
   const Insn* precise_ip = nullptr;  // set by a handler that needs the precise path
   // The PC of a decoded entry of the page being executed.
   uint64_t pc_of(const Insn* i) const {
@@ -119,28 +131,27 @@ class Hart final : public Cpu {
     if (off < kPageSize) [[likely]] return fetch_page_[off >> 1];
     return fetch_slow(pc);
   }
-  // The entry `delta` bytes away from `i` (branch and JAL targets).
-  const Insn* jump_relative(const Insn* i, int64_t delta) {
-    uint64_t idx = static_cast<uint64_t>((i - fetch_page_) + (delta >> 1));
-    if (idx < kInsnsPerPage) [[likely]] return fetch_page_ + idx;
-    return &fetch_slow(pc_of(i) + delta);
+  // The entry of `pc` if it is on the page being executed, else nullptr.
+  const Insn* fetch_in_page(uint64_t pc) const {
+    uint64_t off = pc - fetch_base_;
+    return off < kPageSize ? fetch_page_ + (off >> 1) : nullptr;
   }
   // Plain-RAM accesses; false sends the instruction to its precise path
-  // (devices, faults).
+  // (devices, faults, and for stores a page someone watches).
   template <typename T>
   bool load_ram(uint64_t addr, T& out) const {
     uint64_t off = addr - ram_base_;
-    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    if (off > ram_fast_last_) [[unlikely]] return false;
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
   template <typename T>
-  bool store_ram(uint64_t addr, T value, uint64_t cycle) {
+  bool store_ram_unwatched(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
-    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
-    std::memcpy(ram_ + off, &value, sizeof(T));
+    if (off > ram_fast_last_) [[unlikely]] return false;
     if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
-      bus_.notify_flagged_store(Accessor{id_, cycle}, addr, sizeof(T));
+      return false;
+    std::memcpy(ram_ + off, &value, sizeof(T));
     return true;
   }
 
@@ -185,7 +196,9 @@ class Hart final : public Cpu {
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
   Bus& bus() { return bus_; }
 
-  // Decodes the instruction at `pc` into `slot` (decode-on-first-use).
+  // Decodes the instruction at `pc` into `slot`, an entry of a decode-cache
+  // page (decode-on-first-use), fusing it with the next instruction when
+  // fusion_table.def says so.
   void decode_into(Insn& slot, uint64_t pc);
 
  private:
@@ -196,6 +209,9 @@ class Hart final : public Cpu {
   bool prepare(uint64_t until);
   uint64_t draw_stall_interval();
   void apply_due_stall();
+  void decode_one(Insn& slot, uint64_t pc);
+  static FastFn unfused(const Insn& in);
+  void fuse(Insn& a, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
@@ -212,6 +228,10 @@ class Hart final : public Cpu {
   const TrapHookChain* hooks_;
   uint8_t* ram_;
   uint64_t ram_base_, ram_size_;
+  // The last RAM offset the fast path's loads and stores serve, whatever
+  // their size: one bound for every width (no per-width subtraction); the
+  // last 7 bytes of RAM are left to the precise path.
+  uint64_t ram_fast_last_;
   const uint8_t* page_flags_;
 
   // Fetch window: the decoded page the hart is executing from.
@@ -221,6 +241,16 @@ class Hart final : public Cpu {
   uint64_t fault_pc_ = 0;
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
+  // The chain's stop cycle as a chain clock, set by loop_fast before each
+  // chain; zeroed with stop_ so a chain in progress ends at the next
+  // instruction boundary too.
+  ChainClock chain_limit_ = 0;
+  // Ends the current run slice (and any chain of fast handlers) at the next
+  // instruction boundary; run() then re-checks interrupts and stop requests.
+  void end_slice() {
+    stop_ = 0;
+    chain_limit_ = 0;
+  }
   bool stop_requested_ = false;
   bool trace_insns_ = false;
   uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)

@@ -16,27 +16,41 @@ struct Insn;
 //    devices, change privilege. Used for anything unusual, for stepping and
 //    for instruction tracing.
 //  - fast, the common case with the loop's state in host registers: gets
-//    the instruction, the current cycle and the number of instructions
-//    this chain has retired so far; it runs the instruction and continues
-//    straight into the next one's `fast` (a tail call: threaded code), until
-//    the chain's budget or the stop cycle is reached. It returns the next
-//    instruction and cycle, or {nullptr, cycle} to ask the loop to
-//    synchronise state and run `exec` instead. The retired count is
-//    handed back through Hart::chain_retired (see hart.hpp).
+//    the instruction and the chain's clock (below); it runs the
+//    instruction and continues straight into the next one's `fast` (a tail
+//    call: threaded code), until the chain's limit is reached. It returns
+//    the next instruction and the clock, or {nullptr, clock} to ask the
+//    loop to synchronise state and run `exec` instead (of the instruction
+//    in Hart::precise_ip).
+//
+// The chain's clock is one host register holding two counts: the cycles
+// since the chain began in the high bits, and the instructions it retired
+// in the low kRetiredBits, so one addition per instruction advances both
+// (tick). A chain lasts at most Hart::kChainCycles cycles and every
+// instruction costs at least one, so the retired count never carries into
+// the cycles.
+using ChainClock = uint64_t;
+inline constexpr unsigned kRetiredBits = 16;
+// What one instruction of `cycles` cycles adds to the clock.
+constexpr ChainClock tick(uint64_t cycles) { return (cycles << kRetiredBits) + 1; }
+constexpr uint64_t clock_cycles(ChainClock t) { return t >> kRetiredBits; }
+constexpr uint64_t clock_retired(ChainClock t) { return t & ((uint64_t{1} << kRetiredBits) - 1); }
+
 struct Next {
   const Insn* ip;
-  uint64_t cycle;
+  ChainClock clock;
 };
 using ExecFn = void (*)(Hart&, const Insn&);
-using FastFn = Next (*)(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
+using FastFn = Next (*)(Hart&, const Insn*, ChainClock clock);
 
-enum class Op : uint16_t {
+enum class Op : uint8_t {
 #define X(id, mn, mask, match, fmt, cls, probe) id,
 #include "cpu/rv64/insn_table.def"
 #undef X
   illegal,   // not an RV64IMAC+Zicsr+Zifencei encoding
   count_
 };
+static_assert(static_cast<unsigned>(Op::count_) <= 256, "Op is stored in one byte");
 
 // Operand layout, used by the disassembler.
 enum class Format : uint8_t { R, I, SHIFT, LOAD, STORE, B, U, J, JALR, CSR, CSRI, AMO, LR, FENCE, NONE };
@@ -68,6 +82,9 @@ struct Insn {
   uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
   uint8_t rs1, rs2;  // sources (for CSR*I, rs1 holds the 5-bit immediate)
   Op op;
+  uint8_t span;      // bytes the fast handler runs: len, or both halves of
+                     // a fused pair (the decode cache resets the entry when
+                     // any of them changes); 0 for the decode-me stub
   uint8_t len;       // 2 (compressed) or 4
   uint8_t cycles;    // base cost from the timing model
   uint32_t raw;      // the encoding as fetched (16 or 32 bits)
@@ -83,6 +100,12 @@ Insn decode16(uint16_t raw);
 // `high16` is only read for 32-bit instructions.
 Insn decode(uint16_t low16, uint16_t high16);
 inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
+
+// The fast handler of the fused pair `a` then `b` (b at a's address plus
+// a.len, both decoded, on the same page; a branch or JAL `b` must have its
+// target on that page too), or nullptr when fusion_table.def does not
+// have the pair.
+FastFn fused_fast(const Insn& a, const Insn& b);
 
 // Expands a compressed instruction to the 32-bit instruction it stands
 // for; returns 0 for reserved or unsupported encodings (e.g. C.FLD).

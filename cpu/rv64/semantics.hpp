@@ -1,9 +1,9 @@
 // Binds every row of insn_table.def to its semantics: `sem_<id>` provides
-// `fast` and `exec` (see insn.hpp for the two paths). Most instructions are
-// one of a few shapes (register-register, register-immediate, load, store,
-// branch) over an operation from ops.hpp; the shapes are written once here,
-// so the fast and precise paths cannot disagree about what an instruction
-// computes.
+// `step` (the fast path) and `exec` (the precise path; see insn.hpp for
+// the two). Most instructions are one of a few shapes (register-register,
+// register-immediate, load, store, branch) over an operation from ops.hpp;
+// the shapes are written once here, so the fast and precise paths cannot
+// disagree about what an instruction computes.
 #pragma once
 #include <type_traits>
 
@@ -18,46 +18,89 @@ using Op2 = uint64_t (*)(uint64_t, uint64_t);
 using Cond = bool (*)(uint64_t, uint64_t);
 
 // Sends an instruction to its precise semantics every time.
-Next fast_go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired);
+Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 
-// Every fast handler ends the same way: with `n` the next entry, `c` the
-// new cycle and `r` the chain's retired count (this instruction included),
-//   if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-//   return {n, c};
-// The call is written in each handler's own body, not in a helper, because
-// GCC only turns it into a jump (threaded dispatch, one indirect branch per
-// handler) when the call is directly in tail position there.
-inline bool keep_going(Hart& h, uint64_t c, uint64_t r) {
-  if (c < h.stop_cycle() && r < Hart::kChainLength) [[likely]] return true;
-  h.chain_retired = r;
-  return false;
-}
+// --- The fast path ----------------------------------------------------------
+//
+// Each shape below has a `step<kLen, kCycles>(h, i, t)`: it runs the
+// instruction with the loop's state in registers, advances the chain clock
+// `t` by the instruction (tick: its cycles and one retired) and returns
+// the next entry; or it returns nullptr, having changed
+// nothing, when the instruction needs the precise path (a device, a fault,
+// a store into a watched page, a target on another page). The handlers are
+// written once over `step`: `fast_one` for one instruction, `fast_pair` for
+// a fused pair (fusion_table.def; instantiated in decode.cpp). `kLen` is the instruction's length and
+// `kCycles` its base cost (the timing class's cost from cpu/timing.hpp, the
+// same number the decoder stores in Insn::cycles for the precise path):
+// as template parameters neither is a load on the dispatch path, which
+// together was worth about 1.9x on compute-bound code.
+//
+// A step never calls out of line on its common path: a handler that makes
+// no call needs no stack frame and no register saves, which are otherwise
+// a third of a branch's or store's host instructions.
+
 // Ends a fast handler that needs the precise path after all: the loop
 // runs `i` precisely (Hart::precise_ip).
-[[gnu::always_inline]] inline Next go_precise(Hart& h, const Insn* i, uint64_t cycle, uint64_t retired) {
-  h.chain_retired = retired;
+[[gnu::always_inline]] inline Next go_precise(Hart& h, const Insn* i, ChainClock t) {
   h.precise_ip = i;
-  return {nullptr, cycle};
+  return {nullptr, t};
 }
-// The entry after `i` (one entry per halfword). The fast handlers are
-// instantiated per instruction length and per base cost (kCycles, the
-// timing class's cost from cpu/timing.hpp, the same number the decoder
-// stores in Insn::cycles for the precise path), so neither is a load on the
-// dispatch path: together worth about 1.9x on compute-bound code.
+// Whether a chain of handlers goes on at clock `t`: the one test per
+// dispatch is the chain's stop cycle, which also bounds the chain's length
+// (Hart::kChainCycles).
+inline bool keep_going(const Hart& h, ChainClock t) { return t < h.chain_limit(); }
+// The entry after `i` (one entry per halfword).
 template <unsigned kLen>
 inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
+// The target entry of a branch or JAL on the same page: one entry per
+// halfword and imm is even, so the entry is imm * sizeof(Insn) / 2 bytes
+// away (written so, it is one multiply-free scale of imm).
+inline const Insn* jump_target(const Insn* i) {
+  return reinterpret_cast<const Insn*>(reinterpret_cast<const char*>(i) +
+                                       static_cast<int64_t>(i->imm) * static_cast<int64_t>(sizeof(Insn) / 2));
+}
+
+// One instruction, then straight into the next one's handler (threaded
+// code). The call is written here in tail position, not in a helper,
+// because GCC only turns it into a jump when it is directly in tail
+// position in the handler's own body.
+template <typename S, unsigned kLen, unsigned kCycles>
+Next fast_one(Hart& h, const Insn* i, ChainClock t) {
+  const Insn* n = S::template step<kLen, kCycles>(h, i, t);
+  if (!n) [[unlikely]] return go_precise(h, i, t);
+  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
+}
+
+// A fused pair (fusion_table.def): `A` at `i`, then `B` after it on the
+// same page, in one handler, which saves a dispatch (the indirect jump and
+// the stop test). The pair retires two instructions and charges exactly
+// what they cost one by one. The hart must still stop at the first
+// instruction boundary at or after its stop cycle, which may fall between
+// the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
+// (Hart::loop_fast), so A always ends before it and B is due; the last
+// cycles before the stop run one dispatch at a time, a pair only when A
+// ends before the stop. A is never a control transfer, so B always follows it, and cannot
+// rewrite B (fusion_table.def); B's fields are read from B's own entry,
+// which the decode cache resets together with this one (Insn::span).
+template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
+Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  if (!b) [[unlikely]] return go_precise(h, i, t);
+  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, t);
+  if (!n) [[unlikely]] return go_precise(h, b, t);
+  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
+}
 
 // rd = F(rs1, rs2)
 template <Op2 F>
 struct RegReg {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], h.s.x[i->rs2]);
-    const Insn* n = seq<kLen>(i);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = F(h.s.x[i.rs1], h.s.x[i.rs2]);
@@ -69,13 +112,10 @@ struct RegReg {
 template <Op2 F>
 struct RegImm {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = F(h.s.x[i->rs1], static_cast<uint64_t>(static_cast<int64_t>(i->imm)));
-    const Insn* n = seq<kLen>(i);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = F(h.s.x[i.rs1], static_cast<uint64_t>(static_cast<int64_t>(i.imm)));
@@ -91,15 +131,12 @@ struct Load {
     else return static_cast<uint64_t>(v);
   }
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     T v;
-    if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return go_precise(h, i, c, r);
+    if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return nullptr;
     h.s.x[i->rdw] = extend(v);
-    const Insn* n = seq<kLen>(i);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     T v;
@@ -109,20 +146,19 @@ struct Load {
   }
 };
 
-// mem[rs1 + imm] = rs2. A store may overwrite its own decoded entry
-// (self-modifying code), so what is needed after it is read before it.
+// mem[rs1 + imm] = rs2. The fast path serves RAM pages nobody watches; a
+// store into a watched page (decoded code, an LR/SC reservation, tohost)
+// takes the precise path, which notifies the watchers. The next entry is
+// computed from the position of `i`, never from its contents, so a store
+// that overwrites its own instruction is harmless.
 template <typename T>
 struct Store {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-    const Insn* n = seq<kLen>(i);
-    const uint64_t nc = c + kCycles;
-    if (!h.store_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2]), c)) [[unlikely]]
-      return go_precise(h, i, c, r);
-    c = nc;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
+    if (!h.store_ram_unwatched(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), static_cast<T>(h.s.x[i->rs2])))
+      [[unlikely]] return nullptr;
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     const uint8_t len = i.len, cycles = i.cycles;
@@ -134,21 +170,19 @@ struct Store {
 };
 
 // if C(rs1, rs2) pc += imm; a taken branch costs the redirect penalty.
+// The fast path only sees branches whose target is on the same page (the
+// decoder gives the others fast_go_precise: Hart::decode_one), so the
+// target entry is a constant distance away and the handler makes no call.
 template <Cond C>
 struct Branch {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-    const Insn* n;
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     if (C(h.s.x[i->rs1], h.s.x[i->rs2])) {
-      n = h.jump_relative(i, i->imm);
-      c += kCycles + timing::kTakenPenalty;
-    } else {
-      n = seq<kLen>(i);
-      c += kCycles;
+      t += tick(kCycles + timing::kTakenPenalty);
+      return jump_target(i);
     }
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     if (C(h.s.x[i.rs1], h.s.x[i.rs2])) {
@@ -163,13 +197,10 @@ struct Branch {
 
 struct Lui {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = static_cast<uint64_t>(static_cast<int64_t>(i->imm));
-    const Insn* n = seq<kLen>(i);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = static_cast<uint64_t>(static_cast<int64_t>(i.imm));
@@ -179,13 +210,10 @@ struct Lui {
 
 struct Auipc {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     h.s.x[i->rdw] = h.pc_of(i) + static_cast<int64_t>(i->imm);
-    const Insn* n = seq<kLen>(i);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    t += tick(kCycles);
+    return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {
     h.s.x[i.rdw] = h.s.pc + static_cast<int64_t>(i.imm);
@@ -193,15 +221,14 @@ struct Auipc {
   }
 };
 
+// Only JALs whose target is on the same page reach the fast path, as for
+// branches.
 struct Jal {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
-    h.s.x[i->rdw] = h.pc_of(i) + i->len;
-    const Insn* n = h.jump_relative(i, i->imm);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
+    h.s.x[i->rdw] = h.pc_of(i) + kLen;
+    t += tick(kCycles);
+    return jump_target(i);
   }
   static void exec(Hart& h, const Insn& i) {
     uint64_t link = h.s.pc + i.len;
@@ -215,14 +242,13 @@ struct Jal {
 // The target is computed before rd is written: rd may equal rs1.
 struct Jalr {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) {
+  static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
-    h.s.x[i->rdw] = h.pc_of(i) + i->len;
-    const Insn* n = &h.fetch(target);
-    c += kCycles;
-    ++r;
-    if (keep_going(h, c, r)) return n->fast(h, n, c, r);
-    return {n, c};
+    const Insn* n = h.fetch_in_page(target);
+    if (!n) [[unlikely]] return nullptr;
+    h.s.x[i->rdw] = h.pc_of(i) + kLen;
+    t += tick(kCycles);
+    return n;
   }
   static void exec(Hart& h, const Insn& i) {
     uint64_t target = (h.s.x[i.rs1] + static_cast<int64_t>(i.imm)) & ~uint64_t{1};
@@ -237,7 +263,7 @@ struct Jalr {
 template <ExecFn E>
 struct PreciseOnly {
   template <unsigned kLen, unsigned kCycles>
-  static Next fast(Hart& h, const Insn* i, uint64_t c, uint64_t r) { return fast_go_precise(h, i, c, r); }
+  static const Insn* step(Hart&, const Insn*, ChainClock&) { return nullptr; }
   static constexpr ExecFn exec = E;
 };
 
@@ -267,7 +293,7 @@ AMO_DECL(min) AMO_DECL(max) AMO_DECL(minu) AMO_DECL(maxu)
 void exec_illegal(Hart&, const Insn&);
 void exec_fetch_fault(Hart&, const Insn&);
 void exec_decode(Hart&, const Insn&);
-Next fast_decode(Hart&, const Insn*, uint64_t cycle, uint64_t retired);
+Next fast_decode(Hart&, const Insn*, ChainClock t);
 void exec_page_end(Hart&, const Insn&);
 
 // --- The binding: one alias per row of insn_table.def ----------------------
