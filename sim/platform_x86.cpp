@@ -80,6 +80,9 @@ class X86Platform final : public Platform {
       w.u64(k.traps);
       w.u64(k.instret_at_last_trap);
       w.i32(k.nested_traps);
+      // The rep iterations counted as steps, and the seeded stall schedule
+      // (as RV64 saves its harts' next_stall and stall_draws).
+      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws}) w.u64(v);
     }
     w.vec(lapic_.snapshot());
   }
@@ -104,6 +107,9 @@ class X86Platform final : public Platform {
       k.traps = r.u64();
       k.instret_at_last_trap = r.u64();
       k.nested_traps = r.i32();
+      k.rep_iterations = r.u64();
+      k.next_stall = r.u64();
+      k.stall_draws = r.u64();
       c->reset_control();
       c->set_control(k);
     }
