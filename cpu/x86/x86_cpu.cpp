@@ -335,13 +335,15 @@ const Fast* X86Cpu::fast_slow(uint64_t rip) {
 void X86Cpu::materialise_slow() {
   const unsigned bits = lazy_bits;
   const uint64_t a = lazy_a, b = lazy_b, r = lazy_r;
-  uint64_t which = kArith, f = 0;
+  const uint64_t which = kArith;
+  uint64_t f = 0;
   switch (lazy_op) {
     case kLazyAdd: f = flags::add(a, b, 0, r, bits); break;
     case kLazySub: f = flags::sub(a, b, 0, r, bits); break;
     case kLazyLogic: f = flags::logic(r, bits); break;
-    case kLazyInc: f = flags::add(a, 1, 0, r, bits); which &= ~kCF; break;  // INC/DEC keep CF
-    case kLazyDec: f = flags::sub(a, 1, 0, r, bits); which &= ~kCF; break;
+    // INC/DEC keep CF: the record holds the CF they found (lazy_cf).
+    case kLazyInc: f = (flags::add(a, 1, 0, r, bits) & ~kCF) | (b ? kCF : 0); break;
+    case kLazyDec: f = (flags::sub(a, 1, 0, r, bits) & ~kCF) | (b ? kCF : 0); break;
     case kLazyMul: f = flags::szp(r, bits) | (b ? kCF | kOF : 0); break;
     case kLazyShl: f = flags::shift(flags::Shift::shl, a, b, r, bits); break;
     case kLazyShr: f = flags::shift(flags::Shift::shr, a, b, r, bits); break;
