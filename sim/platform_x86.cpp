@@ -1,6 +1,7 @@
 // The x86-64 machine: local APIC, UART, finisher, and CPUs sharing one
 // decode cache. Devices sit at the same addresses as on RV64 (UART, the
 // finisher), plus the APIC window at 0xFEE0_0000.
+#include <algorithm>
 #include <memory>
 
 #include "cpu/timing.hpp"
@@ -44,9 +45,20 @@ class X86Platform final : public Platform {
                                r.info.cause, r.info.tval, r.info.pc,
                                (r.delivered ? std::string("delivered") : std::string("hooked")) +
                                    (r.text.empty() ? "" : ": " + r.text)});
+        // An interrupt another CPU's IPI raised: who sent it (as RV64).
+        if (r.info.interrupt) {
+          const int from = lapic_.ipi_source(cpu.id(), static_cast<int>(r.info.cause));
+          if (from >= 0)
+            m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
+        }
       };
-      c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn&) {
-        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), 0, 0, ""});
+      // `raw`: the instruction's first (up to) 8 bytes, little-endian
+      // (docs/X86.md); x86 instructions are up to 15 bytes long.
+      c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn& in) {
+        uint64_t raw = 0;
+        const unsigned n = std::min<unsigned>(in.len, 8);
+        if (!m_.bus().read_bytes(cpu.pc(), &raw, n)) raw = 0;
+        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, 0, ""});
       };
       cpus_.push_back(std::move(c));
     }

@@ -223,7 +223,7 @@ Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip) {
   return in;
 }
 
-std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip) {
+std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip, const Symbolizer& symbolize) {
   ZydisDecodedInstruction z;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
   if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder(), bytes, avail, &z, ops))) return "(bad)";
@@ -236,7 +236,19 @@ std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip) {
   if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&f, &z, ops, z.operand_count_visible, buf, sizeof buf, rip,
                                                     nullptr)))
     return "(bad)";
-  return buf;
+  std::string text = buf;
+  // Relative branch targets (the formatter prints them as absolute
+  // addresses): name the symbol they land in.
+  if (symbolize && z.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE) {
+    for (unsigned k = 0; k < z.operand_count_visible; ++k) {
+      const ZydisDecodedOperand& o = ops[k];
+      if (o.type != ZYDIS_OPERAND_TYPE_IMMEDIATE || !o.imm.is_relative) continue;
+      ZyanU64 target;
+      if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&z, &o, rip, &target))) continue;
+      if (std::string name = symbolize(target); !name.empty()) text += " <" + name + ">";
+    }
+  }
+  return text;
 }
 
 }  // namespace ksim::x86

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ksim::x86 {
@@ -77,7 +78,11 @@ static_assert(sizeof(Fast) == 32);
 // exec raises #UD (and len is what Zydis decoded, at least 1).
 Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip);
 
-// Intel-syntax text of the instruction at `bytes` (Zydis formatter).
-std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip);
+// Intel-syntax text of the instruction at `bytes` (Zydis formatter). With
+// a symbolizer, the target of a relative jump, call or jcc is followed by
+// " <symbol+0xoff>" (what `symbolize` returns for it; nothing when it
+// returns ""), as the RV64 disassembler and objdump print it.
+using Symbolizer = std::function<std::string(uint64_t addr)>;
+std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip, const Symbolizer& symbolize = {});
 
 }  // namespace ksim::x86
