@@ -238,6 +238,13 @@ class X86Cpu final : public Cpu {
     if (off < kCodePage) [[likely]] return &fetch_page_->fast[off];
     return fast_slow(rip);
   }
+  // The entry `delta` bytes past the end of `f` (relative jumps): an index
+  // into the current page when the target is in it.
+  const Fast* jump_relative(const Fast* f, int64_t delta) {
+    const uint64_t idx = static_cast<uint64_t>((f - fetch_page_->fast) + f->len + delta);
+    if (idx < kCodePage) [[likely]] return fetch_page_->fast + idx;
+    return fast_slow(fetch_base_ + idx);
+  }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
   template <typename T>
