@@ -69,6 +69,18 @@ std::vector<Producer> producers() {
     // Rotates: CF (OF only for a count of 1), the rest unchanged.
     out.push_back({"rol 1", with({sh, 0xc0, 1}), kAll});
     out.push_back({"ror 5", with({sh, 0xc8, 5}), kAll & ~kOF});
+    // A rotate after another producer: CF (and OF) from the rotate, the
+    // other flags from the producer before it.
+    std::vector<uint8_t> two = with({bits == 8 ? uint8_t{0x00} : uint8_t{0x01}, 0xd8});  // add
+    for (uint8_t x : with({sh, 0xc0, 1})) two.push_back(x);                              // rol 1
+    out.push_back({"add; rol 1", two, kAll});
+    two = with({bits == 8 ? uint8_t{0x20} : uint8_t{0x21}, 0xd8});  // and
+    for (uint8_t x : with({sh, 0xc8, 5})) two.push_back(x);       // ror 5
+    out.push_back({"and; ror 5", two, kAll & ~(kAF | kOF)});
+    two = with({grp, 0xc0});                                 // inc
+    for (uint8_t x : with({sh, 0xc8, 1})) two.push_back(x);  // ror 1
+    for (uint8_t x : with({sh, 0xc0, 3})) two.push_back(x);  // rol 3
+    out.push_back({"inc; ror 1; rol 3", two, kAll & ~kOF});
     for (size_t k = first; k < out.size(); ++k) out[k].name += "/" + sz;
   }
   return out;

@@ -341,11 +341,11 @@ FastNext shift_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     wr<S>(cpu, f->dst, res);
     lazy(cpu, op, bits, a, cnt, res);
   } else {
-    // Rotates change CF and OF only: the other flags must be real first.
-    cpu.materialise_flags();
+    // Rotates change CF and OF only: recorded beside the lazy record of
+    // the other flags (X86Cpu::kLazyRotated), which stays as it is.
     constexpr uint64_t m = kMask<S>, sb = 1ull << (bits - 1);
     const unsigned k = static_cast<unsigned>(cnt % bits);
-    uint64_t res, fl = cpu.s.rflags & ~(kCF | kOF);
+    uint64_t res, fl = 0;
     if constexpr (K == Sh::rol) {
       res = k ? ((a << k) | (a >> (bits - k))) & m : a;
       if (res & 1) fl |= kCF;
@@ -356,7 +356,8 @@ FastNext shift_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
       if (bool(res & sb) != bool(res & (sb >> 1))) fl |= kOF;
     }
     wr<S>(cpu, f->dst, res);
-    cpu.s.rflags = fl;
+    cpu.lazy_cfof = fl;
+    cpu.lazy_op |= X86Cpu::kLazyRotated;
   }
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);

@@ -60,10 +60,10 @@ CodePage* DecodeCacheX86::find(uint64_t page_base) {
 
 void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
   // An instruction is at most 15 bytes long: one starting up to 14 bytes
-  // before the store may overlap it. The range spans at most two pages
-  // (stores are at most 8 bytes, the host's at most a page at a time is
-  // not assumed: walk page by page).
-  uint64_t a = addr - 14;
+  // before the store may overlap it. A CPU's store touches at most two
+  // pages; the host may write more at once: walk page by page, one lookup
+  // each.
+  uint64_t a = addr >= 14 ? addr - 14 : 0;
   const uint64_t end = addr + size;
   while (a < end) {
     const uint64_t base = a & ~uint64_t{kPageBytes - 1};
@@ -333,6 +333,12 @@ const Fast* X86Cpu::fast_slow(uint64_t rip) {
 // --- Lazy flags --------------------------------------------------------------
 
 void X86Cpu::materialise_slow() {
+  if (lazy_op & kLazyRotated) {
+    lazy_op &= ~kLazyRotated;
+    materialise_flags();  // what the rotate left alone
+    s.rflags = (s.rflags & ~(kCF | kOF)) | lazy_cfof;
+    return;
+  }
   const unsigned bits = lazy_bits;
   const uint64_t a = lazy_a, b = lazy_b, r = lazy_r;
   const uint64_t which = kArith;

@@ -276,7 +276,11 @@ class X86Cpu final : public Cpu {
   // are always current.
   enum LazyOp : uint8_t { kLazyNone, kLazyAdd, kLazySub, kLazyLogic, kLazyInc, kLazyDec, kLazyMul, kLazyShl,
                           kLazyShr, kLazySar };
+  // Added to lazy_op by a rotate, which changes CF and OF only: they are in
+  // lazy_cfof, the other flags still come from the record (or s.rflags).
+  static constexpr uint8_t kLazyRotated = 0x80;
   uint8_t lazy_op = kLazyNone;
+  uint64_t lazy_cfof = 0;
   uint8_t lazy_bits = 64;
   uint64_t lazy_a = 0, lazy_b = 0, lazy_r = 0;
   void materialise_flags() {
