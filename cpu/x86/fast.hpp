@@ -259,7 +259,36 @@ inline FastNext nop_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
 }
 
 // --- Conditional operations -------------------------------------------------
-template <bool kMem, unsigned S>
+// Condition `CC` (SDM order) from the lazy record, for the records compiled
+// code tests most; the rest go through X86Cpu::lazy_condition.
+template <unsigned CC>
+[[gnu::always_inline]] inline bool cond(X86Cpu& cpu) {
+  constexpr unsigned g = (CC >> 1) & 7;
+  const uint8_t op = cpu.lazy_op;
+  const unsigned sh = 64u - cpu.lazy_bits;
+  bool v;
+  if (op == X86Cpu::kLazySub && g != 0 && g != 5) {
+    const uint64_t a = cpu.lazy_a, b = cpu.lazy_b;
+    const int64_t sa = static_cast<int64_t>(a << sh) >> sh, sb = static_cast<int64_t>(b << sh) >> sh;
+    if constexpr (g == 1) v = a < b;
+    else if constexpr (g == 2) v = a == b;
+    else if constexpr (g == 3) v = a <= b;
+    else if constexpr (g == 4) v = static_cast<int64_t>((a - b) << sh) < 0;
+    else if constexpr (g == 6) v = sa < sb;
+    else v = sa <= sb;
+  } else if (op == X86Cpu::kLazyLogic && g != 5) {
+    const int64_t r = static_cast<int64_t>(cpu.lazy_r << sh);  // sign bit at bit 63
+    if constexpr (g == 0 || g == 1) v = false;
+    else if constexpr (g == 2 || g == 3) v = r == 0;
+    else if constexpr (g == 4 || g == 6) v = r < 0;
+    else v = r <= 0;
+  } else {
+    return cpu.lazy_condition(CC);
+  }
+  return (CC & 1) ? !v : v;
+}
+
+template <bool kMem, unsigned S, unsigned CC>
 FastNext cmov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
   uint64_t v;
@@ -268,16 +297,16 @@ FastNext cmov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   } else {
     v = rd<S>(cpu, f->src);
   }
-  if (cpu.lazy_condition(f->cc)) wr<S>(cpu, f->dst, v);
+  if (cond<CC>(cpu)) wr<S>(cpu, f->dst, v);
   else if constexpr (S == 4) wr<4>(cpu, f->dst, rd<4>(cpu, f->dst));  // a 32-bit CMOV always zero-extends
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
 }
 
-template <bool kMem>
+template <bool kMem, unsigned CC>
 FastNext setcc_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
-  const uint64_t v = cpu.lazy_condition(f->cc) ? 1 : 0;
+  const uint64_t v = cond<CC>(cpu) ? 1 : 0;
   if constexpr (kMem) {
     if (!st<1>(cpu, ea(cpu, f), v, cyc)) [[unlikely]] return go_precise(cpu, f, cyc, r);
   } else {
@@ -416,35 +445,6 @@ inline FastNext ret_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   KSIM_X86_NEXT(n, cyc, r);
 }
 
-// Condition `CC` (SDM order) from the lazy record, for the records compiled
-// code tests most; the rest go through X86Cpu::lazy_condition.
-template <unsigned CC>
-[[gnu::always_inline]] inline bool cond(X86Cpu& cpu) {
-  constexpr unsigned g = (CC >> 1) & 7;
-  const uint8_t op = cpu.lazy_op;
-  const unsigned sh = 64u - cpu.lazy_bits;
-  bool v;
-  if (op == X86Cpu::kLazySub && g != 0 && g != 5) {
-    const uint64_t a = cpu.lazy_a, b = cpu.lazy_b;
-    const int64_t sa = static_cast<int64_t>(a << sh) >> sh, sb = static_cast<int64_t>(b << sh) >> sh;
-    if constexpr (g == 1) v = a < b;
-    else if constexpr (g == 2) v = a == b;
-    else if constexpr (g == 3) v = a <= b;
-    else if constexpr (g == 4) v = static_cast<int64_t>((a - b) << sh) < 0;
-    else if constexpr (g == 6) v = sa < sb;
-    else v = sa <= sb;
-  } else if (op == X86Cpu::kLazyLogic && g != 5) {
-    const int64_t r = static_cast<int64_t>(cpu.lazy_r << sh);  // sign bit at bit 63
-    if constexpr (g == 0 || g == 1) v = false;
-    else if constexpr (g == 2 || g == 3) v = r == 0;
-    else if constexpr (g == 4 || g == 6) v = r < 0;
-    else v = r <= 0;
-  } else {
-    return cpu.lazy_condition(CC);
-  }
-  return (CC & 1) ? !v : v;
-}
-
 // kLen: the instruction's length when it is one of the two jcc encodings
 // (2: rel8, 6: rel32), so the fall-through entry is a constant offset and
 // the chain of entry addresses does not wait for a load; 0: from the entry.
@@ -468,6 +468,20 @@ constexpr std::array<FastFn, 16> jcc_table(std::index_sequence<I...>) {
 inline constexpr std::array<FastFn, 16> kJcc = jcc_table<0>(std::make_index_sequence<16>{});
 inline constexpr std::array<FastFn, 16> kJcc2 = jcc_table<2>(std::make_index_sequence<16>{});
 inline constexpr std::array<FastFn, 16> kJcc6 = jcc_table<6>(std::make_index_sequence<16>{});
+
+// CMOVcc and SETcc by condition (cond<CC> has no switch on it).
+template <bool kMem, unsigned S, size_t... I>
+constexpr std::array<FastFn, 16> cmov_table(std::index_sequence<I...>) {
+  return {&cmov_fast<kMem, S, I>...};
+}
+template <bool kMem, size_t... I>
+constexpr std::array<FastFn, 16> setcc_table(std::index_sequence<I...>) {
+  return {&setcc_fast<kMem, I>...};
+}
+template <bool kMem, unsigned S>
+inline constexpr std::array<FastFn, 16> kCmov = cmov_table<kMem, S>(std::make_index_sequence<16>{});
+template <bool kMem>
+inline constexpr std::array<FastFn, 16> kSetcc = setcc_table<kMem>(std::make_index_sequence<16>{});
 
 }  // namespace fast
 
@@ -536,7 +550,6 @@ FastFn by_size(unsigned s) {
 template <Alu A, Form F> struct AluH { template <unsigned S, unsigned L> struct T { static constexpr FastFn fn = &alu_fast<A, F, S, L>; }; };
 template <Unary U> struct UnH { template <unsigned S> struct T { static constexpr FastFn fn = &unary_fast<U, S>; }; };
 template <Form F> struct MovH { template <unsigned S, unsigned L> struct T { static constexpr FastFn fn = &mov_fast<F, S, L>; }; };
-template <bool M> struct CmovH { template <unsigned S> struct T { static constexpr FastFn fn = &cmov_fast<M, S>; }; };
 template <Form F> struct ImulH { template <unsigned S> struct T { static constexpr FastFn fn = &imul_fast<F, S>; }; };
 template <Sh X, bool C> struct ShH { template <unsigned S, unsigned L> struct T { static constexpr FastFn fn = &shift_fast<X, C, S, L>; }; };
 template <unsigned S, unsigned L> struct LeaH { static constexpr FastFn fn = &lea_fast<S, L>; };
@@ -669,10 +682,17 @@ inline Fast make_fast(const Insn& in, uint64_t rip) {
   } else if (e == exec_nop) {
     fn = &nop_fast;
   } else if (e == exec_cmovcc && in.nops == 2 && k[0] == K::r && (k[1] == K::r || k[1] == K::m) && s0 == s1) {
-    fn = k[1] == K::m ? by_size<CmovH<true>::template T>(s0) : by_size<CmovH<false>::template T>(s0);
+    const bool mem = k[1] == K::m;
+    const unsigned cc = in.cond & 15;
+    switch (s0) {
+      case 2: fn = mem ? kCmov<true, 2>[cc] : kCmov<false, 2>[cc]; break;
+      case 4: fn = mem ? kCmov<true, 4>[cc] : kCmov<false, 4>[cc]; break;
+      case 8: fn = mem ? kCmov<true, 8>[cc] : kCmov<false, 8>[cc]; break;
+      default: break;
+    }
   } else if (e == exec_setcc && in.nops == 1 && s0 == 1) {
-    if (k[0] == K::r) fn = &setcc_fast<false>;
-    else if (k[0] == K::m) fn = &setcc_fast<true>;
+    if (k[0] == K::r) fn = kSetcc<false>[in.cond & 15];
+    else if (k[0] == K::m) fn = kSetcc<true>[in.cond & 15];
   } else if (e == exec_imul && (in.nops == 2 || in.nops == 3) && k[0] == K::r && (s0 == 4 || s0 == 8 || s0 == 2)) {
     if (in.nops == 2 && k[1] == K::r && s1 == s0) fn = by_size<ImulH<Form::rr>::template T>(s0);
     else if (in.nops == 2 && k[1] == K::m && s1 == s0) fn = by_size<ImulH<Form::rm>::template T>(s0);
