@@ -198,3 +198,26 @@ TEST_CASE("x86 --seed draws memory stalls: cycles differ from seed 0, results do
   CHECK(extra >= base.r.cycles / timing::kStallIntervalMax);
   CHECK(extra <= timing::kStallMax * (a.r.cycles / timing::kStallIntervalMin + 1));
 }
+
+TEST_CASE("x86 each rep iteration is one step: stepping stops between iterations", "[x86][rep]") {
+  Rig r;
+  const uint64_t rep_at = kCode + kSetup.size();
+  r.code(cat({kSetup, kRepStosb, kFinish}), kCode);
+  // Three moves, then two iterations: five steps.
+  RunLimits lim;
+  lim.steps = 5;
+  REQUIRE(r.m.run(lim).end == RunResult::End::paused);
+  CHECK(r.m.steps() == 5);
+  CHECK(r.cpu().s.rip == rep_at);
+  CHECK(r.cpu().s.gpr[1] == kCount - 2);
+  CHECK(r.cpu().instret() == 3);
+  // Up to step 3 + kCount (RunLimits counts from the machine's start): the
+  // last iteration retires the rep.
+  lim.steps = 3 + kCount;
+  REQUIRE(r.m.run(lim).end == RunResult::End::paused);
+  CHECK(r.m.steps() == 3 + kCount);
+  CHECK(r.cpu().s.rip == rep_at + kRepStosb.size());
+  CHECK(r.cpu().s.gpr[1] == 0);
+  CHECK(r.cpu().instret() == 4);
+  REQUIRE(r.m.run().end == RunResult::End::poweroff);
+}
