@@ -177,3 +177,23 @@ TEST_CASE("x86 fast path: flags are materialised when the chain hands back at a 
   CHECK(s.state.gpr[0] == 0x8000000000000000ull);
   CHECK((s.state.rflags & kAll) == (kSF | kOF | kAF | kPF));
 }
+
+// A store from a fast chain into the next instruction, already decoded on
+// an earlier pass: the chain must run the new bytes (docs/X86.md,
+// "Decoding"). Two passes of: mov [rip+2], cl (patches the immediate of
+// the add that follows); add ebx, imm8; dec ecx; jnz back.
+TEST_CASE("x86 fast path: a store into the next, already decoded instruction takes effect at once", "[x86][fast]") {
+  std::vector<uint8_t> data(64, 0);
+  X86State in;
+  in.gpr[4] = kX86DataAddr + kX86DataSize;
+  in.gpr[3] = 0;
+  const std::vector<uint8_t> code = {0xb9, 0x02, 0x00, 0x00, 0x00,        // mov ecx, 2
+                                     0x88, 0x0d, 0x02, 0x00, 0x00, 0x00,  // mov [rip+2], cl
+                                     0x83, 0xc3, 0x00,                    // add ebx, imm8 (patched)
+                                     0xff, 0xc9,                          // dec ecx
+                                     0x75, 0xf3};                         // jnz -13 (to the mov)
+  const X86Result s = x86_exec(code, in, data);
+  REQUIRE(s.ok);
+  CHECK(s.state.gpr[3] == 2 + 1);  // pass 1 adds 2, pass 2 adds 1 (a stale entry would add 2 again)
+  CHECK(s.state.gpr[1] == 0);
+}

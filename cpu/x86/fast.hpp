@@ -86,9 +86,11 @@ template <unsigned S>
   v = t;
   return true;
 }
+// 0: not RAM, 1: stored, 2: stored into a page with listeners (the caller
+// tail-calls notify_and_next).
 template <unsigned S>
-[[gnu::always_inline]] inline bool st(X86Cpu& cpu, uint64_t addr, uint64_t v, uint64_t cyc) {
-  return cpu.store_ram(addr, static_cast<typename Word<S>::T>(v), cyc);
+[[gnu::always_inline]] inline int st(X86Cpu& cpu, uint64_t addr, uint64_t v) {
+  return cpu.store_ram_quiet(addr, static_cast<typename Word<S>::T>(v));
 }
 [[gnu::always_inline]] inline void lazy(X86Cpu& cpu, uint8_t op, unsigned bits, uint64_t a, uint64_t b, uint64_t r) {
   cpu.lazy_op = op;
@@ -97,17 +99,44 @@ template <unsigned S>
   cpu.lazy_b = b;
   cpu.lazy_r = r;
 }
-// CF as the lazy record says (INC/DEC must keep it).
-inline uint64_t lazy_cf(X86Cpu& cpu) {
-  const uint64_t m = flags::mask(cpu.lazy_bits);
+// CF as the lazy record says (INC/DEC must keep it), or -1 when the record
+// must be materialised first (rerun_materialised).
+[[gnu::always_inline]] inline int lazy_cf(const X86Cpu& cpu) {
   switch (cpu.lazy_op) {
     case X86Cpu::kLazyNone: return (cpu.s.rflags & kCF) ? 1 : 0;
-    case X86Cpu::kLazyAdd: return (cpu.lazy_r & m) < cpu.lazy_a;
+    case X86Cpu::kLazyAdd: return (cpu.lazy_r & flags::mask(cpu.lazy_bits)) < cpu.lazy_a;
     case X86Cpu::kLazySub: return cpu.lazy_a < cpu.lazy_b;
     case X86Cpu::kLazyLogic: return 0;
     case X86Cpu::kLazyInc: case X86Cpu::kLazyDec: case X86Cpu::kLazyMul: return cpu.lazy_b ? 1 : 0;
-    default: cpu.materialise_flags(); return (cpu.s.rflags & kCF) ? 1 : 0;
+    default: return -1;
   }
+}
+
+// Out-of-line tails. Handlers tail-call these for their rare cases instead
+// of calling out: a call anywhere in a handler makes the compiler save and
+// restore callee-saved registers in every execution of it.
+//
+// The record must be materialised before `f` can run: do it, run `f` again.
+[[gnu::noinline]] inline FastNext rerun_materialised(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
+  cpu.materialise_flags();
+  return f->fn(cpu, f, cyc, r);
+}
+// A jump to `rip` off the current page (the instruction is done: `cyc`
+// includes it, `r` does not yet count it).
+[[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
+  const Fast* n = cpu.fast_at(rip);
+  KSIM_X86_NEXT(n, cyc, r);
+}
+// `f` stored into a page with listeners (the decode cache): notify them,
+// which may reset entries (`f`'s own included: its length and cost are
+// read first), and go on with the next instruction. `cyc` is the cycle
+// before `f`.
+[[gnu::noinline]] inline FastNext notify_and_next(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r, uint64_t addr,
+                                                  uint64_t size) {
+  const Fast* n = f + f->len;
+  const uint64_t nc = cyc + f->cycles;
+  cpu.notify_store(addr, static_cast<unsigned>(size), cyc);
+  KSIM_X86_NEXT(n, nc, r);
 }
 // The entry after `f`. Handlers are instantiated for the common lengths of
 // their encodings (kLen), and kLen 0 reads the length from the entry: with
@@ -157,7 +186,9 @@ FastNext alu_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     if (!ld<S>(cpu, addr, a)) [[unlikely]] return go_precise(cpu, f, cyc, r);
     const uint64_t b = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm) & kMask<S>;
     const uint64_t res = alu<K, S>(cpu, a, b);
-    if constexpr (writes) st<S>(cpu, addr, res, cyc);  // the load proved it is RAM
+    if constexpr (writes) {
+      if (st<S>(cpu, addr, res) == 2) [[unlikely]] return notify_and_next(cpu, f, cyc, r, addr, S);  // RAM: loaded
+    }
   }
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
@@ -170,14 +201,11 @@ FastNext unary_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
   const uint64_t a = rd<S>(cpu, f->dst);
   uint64_t res;
-  if constexpr (K == Unary::inc) {
-    res = (a + 1) & kMask<S>;
-    const uint64_t cf = lazy_cf(cpu);
-    lazy(cpu, X86Cpu::kLazyInc, 8 * S, a, cf, res);
-  } else if constexpr (K == Unary::dec) {
-    res = (a - 1) & kMask<S>;
-    const uint64_t cf = lazy_cf(cpu);
-    lazy(cpu, X86Cpu::kLazyDec, 8 * S, a, cf, res);
+  if constexpr (K == Unary::inc || K == Unary::dec) {
+    const int cf = lazy_cf(cpu);
+    if (cf < 0) [[unlikely]] return rerun_materialised(cpu, f, cyc, r);
+    res = (K == Unary::inc ? a + 1 : a - 1) & kMask<S>;
+    lazy(cpu, K == Unary::inc ? X86Cpu::kLazyInc : X86Cpu::kLazyDec, 8 * S, a, static_cast<uint64_t>(cf), res);
   } else if constexpr (K == Unary::neg) {
     res = (0 - a) & kMask<S>;
     lazy(cpu, X86Cpu::kLazySub, 8 * S, 0, a, res);
@@ -203,7 +231,12 @@ FastNext mov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     wr<S>(cpu, f->dst, v);
   } else {
     const uint64_t v = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm);
-    if (!st<S>(cpu, ea(cpu, f), v, cyc)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    const uint64_t addr = ea(cpu, f);
+    const int stored = st<S>(cpu, addr, v);
+    if (stored != 1) [[unlikely]] {
+      if (stored == 0) return go_precise(cpu, f, cyc, r);
+      return notify_and_next(cpu, f, cyc, r, addr, S);
+    }
   }
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
@@ -259,10 +292,16 @@ inline FastNext nop_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
 }
 
 // --- Conditional operations -------------------------------------------------
-// Condition `CC` (SDM order) from the lazy record, for the records compiled
-// code tests most; the rest go through X86Cpu::lazy_condition.
+// Condition `CC` (SDM order) straight from the lazy record, for the
+// records compiled code tests most: after CMP/SUB (inputs zero-extended at
+// the operand size) CF is "a < b" and SF != OF is "a < b signed", since the
+// subtraction is exact in the wider type; after a logic op CF = OF = 0.
+// Without a record, from s.rflags. Returns 1 or 0, or -1 when the record
+// must be materialised first (PF, OF after CMP, other records: the caller
+// tail-calls rerun_materialised, and the result is the same by
+// construction).
 template <unsigned CC>
-[[gnu::always_inline]] inline bool cond(X86Cpu& cpu) {
+[[gnu::always_inline]] inline int cond(const X86Cpu& cpu) {
   constexpr unsigned g = (CC >> 1) & 7;
   const uint8_t op = cpu.lazy_op;
   const unsigned sh = 64u - cpu.lazy_bits;
@@ -282,8 +321,10 @@ template <unsigned CC>
     else if constexpr (g == 2 || g == 3) v = r == 0;
     else if constexpr (g == 4 || g == 6) v = r < 0;
     else v = r <= 0;
+  } else if (op == X86Cpu::kLazyNone) {
+    return flags::condition(CC, cpu.s.rflags);
   } else {
-    return cpu.lazy_condition(CC);
+    return -1;
   }
   return (CC & 1) ? !v : v;
 }
@@ -291,13 +332,15 @@ template <unsigned CC>
 template <bool kMem, unsigned S, unsigned CC>
 FastNext cmov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
+  const int c = cond<CC>(cpu);
+  if (c < 0) [[unlikely]] return rerun_materialised(cpu, f, cyc, r);
   uint64_t v;
   if constexpr (kMem) {
     if (!ld<S>(cpu, ea(cpu, f), v)) [[unlikely]] return go_precise(cpu, f, cyc, r);  // read either way
   } else {
     v = rd<S>(cpu, f->src);
   }
-  if (cond<CC>(cpu)) wr<S>(cpu, f->dst, v);
+  if (c) wr<S>(cpu, f->dst, v);
   else if constexpr (S == 4) wr<4>(cpu, f->dst, rd<4>(cpu, f->dst));  // a 32-bit CMOV always zero-extends
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
@@ -306,9 +349,16 @@ FastNext cmov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
 template <bool kMem, unsigned CC>
 FastNext setcc_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
-  const uint64_t v = cond<CC>(cpu) ? 1 : 0;
+  const int c = cond<CC>(cpu);
+  if (c < 0) [[unlikely]] return rerun_materialised(cpu, f, cyc, r);
+  const uint64_t v = static_cast<uint64_t>(c);
   if constexpr (kMem) {
-    if (!st<1>(cpu, ea(cpu, f), v, cyc)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    const uint64_t addr = ea(cpu, f);
+    const int stored = st<1>(cpu, addr, v);
+    if (stored != 1) [[unlikely]] {
+      if (stored == 0) return go_precise(cpu, f, cyc, r);
+      return notify_and_next(cpu, f, cyc, r, addr, 1);
+    }
   } else {
     wr<1>(cpu, f->dst, v);
   }
@@ -400,8 +450,9 @@ FastNext push_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   if constexpr (F == Form::rr) v = cpu.s.gpr[f->dst];  // one operand: in dst
   else if constexpr (F == Form::ri) v = static_cast<uint64_t>(f->imm);
   else if (!ld<8>(cpu, ea(cpu, f), v)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+  // A stack in a page with listeners (code) is left to the precise path.
   const uint64_t sp = cpu.s.gpr[4] - 8;
-  if (!st<8>(cpu, sp, v, cyc)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+  if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, v) == 0) [[unlikely]] return go_precise(cpu, f, cyc, r);
   cpu.s.gpr[4] = sp;
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
@@ -428,11 +479,12 @@ FastNext jump_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   else if (!ld<8>(cpu, ea(cpu, f), t)) [[unlikely]] return go_precise(cpu, f, cyc, r);
   if constexpr (kCall) {
     const uint64_t sp = cpu.s.gpr[4] - 8;
-    if (!st<8>(cpu, sp, next, cyc)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, next) == 0) [[unlikely]] return go_precise(cpu, f, cyc, r);
     cpu.s.gpr[4] = sp;
   }
   cyc += f->cycles;
-  const Fast* n = cpu.fast_at(t);
+  const Fast* n = cpu.fast_in_page(t);
+  if (!n) [[unlikely]] return continue_at(cpu, t, cyc, r);
   KSIM_X86_NEXT(n, cyc, r);
 }
 
@@ -441,7 +493,8 @@ inline FastNext ret_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   if (!ld<8>(cpu, cpu.s.gpr[4], t)) [[unlikely]] return go_precise(cpu, f, cyc, r);
   cpu.s.gpr[4] += 8 + (static_cast<uint64_t>(f->imm) & 0xffff);
   cyc += f->cycles;
-  const Fast* n = cpu.fast_at(t);
+  const Fast* n = cpu.fast_in_page(t);
+  if (!n) [[unlikely]] return continue_at(cpu, t, cyc, r);
   KSIM_X86_NEXT(n, cyc, r);
 }
 
@@ -450,10 +503,14 @@ inline FastNext ret_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
 // the chain of entry addresses does not wait for a load; 0: from the entry.
 template <unsigned CC, unsigned kLen>
 FastNext jcc_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
+  const int c = cond<CC>(cpu);
+  if (c < 0) [[unlikely]] return rerun_materialised(cpu, f, cyc, r);
   const Fast* n;
-  if (cond<CC>(cpu)) {
-    n = cpu.jump_relative(f, f->imm);
+  if (c) {
+    const uint64_t target = pc_next(cpu, f) + static_cast<uint64_t>(f->imm);
     cyc += f->cycles + timing::kTakenPenalty;
+    n = cpu.fast_in_page(target);
+    if (!n) [[unlikely]] return continue_at(cpu, target, cyc, r);
   } else {
     n = f + (kLen ? kLen : f->len);
     cyc += f->cycles;

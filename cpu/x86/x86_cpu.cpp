@@ -360,52 +360,6 @@ void X86Cpu::materialise_slow() {
   lazy_op = kLazyNone;
 }
 
-// The conditions compiled code tests most, straight from the record: after
-// a CMP/SUB, CF is "a < b" and SF != OF is "a < b signed" (the subtraction
-// is exact in the wider type); after a logic op CF = OF = 0. Anything else
-// materialises the flags first (the result is the same by construction).
-bool X86Cpu::lazy_condition(uint8_t cc) {
-  const unsigned bits = lazy_bits;
-  const uint64_t sb = flags::sign_bit(bits);
-  const uint64_t a = lazy_a, b = lazy_b, r = lazy_r & flags::mask(bits);
-  bool v;
-  switch (lazy_op) {
-    case kLazySub:
-      switch ((cc >> 1) & 7) {
-        case 1: v = a < b; break;
-        case 2: v = a == b; break;
-        case 3: v = a <= b; break;
-        case 4: v = r & sb; break;
-        case 6: v = static_cast<int64_t>(flags::sext(a, bits)) < static_cast<int64_t>(flags::sext(b, bits)); break;
-        case 7: v = static_cast<int64_t>(flags::sext(a, bits)) <= static_cast<int64_t>(flags::sext(b, bits)); break;
-        default: goto slow;
-      }
-      break;
-    case kLazyLogic:
-      switch ((cc >> 1) & 7) {
-        case 0: case 1: v = false; break;
-        case 2: case 3: v = r == 0; break;
-        case 4: case 6: v = r & sb; break;
-        case 7: v = r == 0 || (r & sb); break;
-        default: goto slow;
-      }
-      break;
-    case kLazyAdd: case kLazyInc: case kLazyDec:
-      switch ((cc >> 1) & 7) {
-        case 2: v = r == 0; break;
-        case 4: v = r & sb; break;
-        default: goto slow;
-      }
-      break;
-    default:
-      goto slow;
-  }
-  return (cc & 1) ? !v : v;
-slow:
-  materialise_flags();
-  return flags::condition(cc, s.rflags);
-}
-
 uint64_t X86Cpu::draw_stall_interval() {
   return s.cycle + perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_interval, id_), stall_draws_,
                                     timing::kStallIntervalMin, timing::kStallIntervalMax);

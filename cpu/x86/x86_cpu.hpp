@@ -238,12 +238,10 @@ class X86Cpu final : public Cpu {
     if (off < kCodePage) [[likely]] return &fetch_page_->fast[off];
     return fast_slow(rip);
   }
-  // The entry `delta` bytes past the end of `f` (relative jumps): an index
-  // into the current page when the target is in it.
-  const Fast* jump_relative(const Fast* f, int64_t delta) {
-    const uint64_t idx = static_cast<uint64_t>((f - fetch_page_->fast) + f->len + delta);
-    if (idx < kCodePage) [[likely]] return fetch_page_->fast + idx;
-    return fast_slow(fetch_base_ + idx);
+  // The entry for `rip` when it is on the current page, else nullptr.
+  const Fast* fast_in_page(uint64_t rip) const {
+    const uint64_t off = rip - fetch_base_;
+    return off < kCodePage ? &fetch_page_->fast[off] : nullptr;
   }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
@@ -254,14 +252,23 @@ class X86Cpu final : public Cpu {
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
+  // A RAM store that leaves the decode cache's notification to the caller:
+  // 0 not RAM (nothing written), 1 written, 2 written into a page flagged
+  // for listeners (the caller must call notify_store).
   template <typename T>
-  bool store_ram(uint64_t addr, T value, uint64_t cycle) {
+  int store_ram_quiet(uint64_t addr, T value) {
     const uint64_t off = addr - ram_base_;
-    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    if (off > ram_size_ - sizeof(T)) [[unlikely]] return 0;
     std::memcpy(ram_ + off, &value, sizeof(T));
-    if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
-      bus_.notify_flagged_store(Accessor{id_, cycle}, addr, sizeof(T));
-    return true;
+    return (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) ? 2 : 1;
+  }
+  // Whether a RAM access at [addr, addr+size) touches a flagged page.
+  bool flagged_ram(uint64_t addr, unsigned size) const {
+    const uint64_t off = addr - ram_base_;
+    return off <= ram_size_ - size && (page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
+  }
+  void notify_store(uint64_t addr, unsigned size, uint64_t cycle) {
+    bus_.notify_flagged_store(Accessor{id_, cycle}, addr, size);
   }
 
   // --- Lazy flags (fast path only) ---------------------------------------------
@@ -286,8 +293,6 @@ class X86Cpu final : public Cpu {
   void materialise_flags() {
     if (lazy_op != kLazyNone) materialise_slow();
   }
-  // Whether condition `cc` holds, from the lazy record where that is cheap.
-  bool lazy_condition(uint8_t cc);
 
  private:
   static constexpr uint64_t kCodePage = 4096;
