@@ -570,8 +570,8 @@ inline K kind_of(const Operand& o) {
   }
 }
 
-// Handler families H<S, kLen> by operand size and length: lengths 2 to 6
-// get their own instances at sizes 4 and 8 (the common ones), everything
+// Handler families H<S, kLen> by operand size and length: lengths 2 to 8
+// get their own instances at sizes 1, 4 and 8 (the common ones), everything
 // else reads the length from the entry.
 template <template <unsigned, unsigned> class H, unsigned S>
 FastFn by_len(unsigned len) {
@@ -581,13 +581,15 @@ FastFn by_len(unsigned len) {
     case 4: return H<S, 4>::fn;
     case 5: return H<S, 5>::fn;
     case 6: return H<S, 6>::fn;
+    case 7: return H<S, 7>::fn;
+    case 8: return H<S, 8>::fn;
     default: return H<S, 0>::fn;
   }
 }
 template <template <unsigned, unsigned> class H>
 FastFn by_size(unsigned s, unsigned len) {
   switch (s) {
-    case 1: return H<1, 0>::fn;
+    case 1: return by_len<H, 1>(len);
     case 2: return H<2, 0>::fn;
     case 4: return by_len<H, 4>(len);
     case 8: return by_len<H, 8>(len);
