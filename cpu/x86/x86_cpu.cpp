@@ -28,11 +28,10 @@ CodePage::CodePage() {
 }
 
 void CodePage::reset(unsigned from, unsigned to) {
-  for (unsigned k = from; k < to; ++k) {
-    e[k].exec = nullptr;
-    fast[k].fn = &fast_decode;
-  }
+  for (unsigned k = from; k < to; ++k) fast[k].fn = &fast_decode;
 }
+
+bool CodePage::decoded(unsigned k) const { return fast[k].fn != &fast_decode; }
 
 DecodeCacheX86::DecodeCacheX86(Bus& bus) : bus_(bus) {
   bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
@@ -303,10 +302,11 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
     fetch_base_ = base;
     off = rip - base;
   }
-  Insn* e = &fetch_page_->e[off];
-  if (!e->exec) [[unlikely]] {
+  if (fetch_page_->decoded(static_cast<unsigned>(off))) [[likely]] return fetch_page_->insn(static_cast<unsigned>(off));
+  const Insn* e;
+  {
     const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
-    *e = decode(ram_ + (rip - ram_base_), avail, rip);
+    e = &fetch_page_->construct(static_cast<unsigned>(off), decode(ram_ + (rip - ram_base_), avail, rip));
     fetch_page_->fast[off] = make_fast(*e, rip);
     // An instruction reaching into the next page must be invalidated by
     // stores there too.

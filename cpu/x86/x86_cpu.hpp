@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -61,16 +62,26 @@ class InterruptSource {
 
 // The decoded instructions of one code page: per byte address (x86
 // instructions start anywhere) a compact fast entry and the full Insn of
-// the precise path. An entry with exec == nullptr is not decoded yet (its
-// fast entry is the decode stub). Sixteen guard entries follow the last
-// byte: sequential execution that runs off the page lands on one and hands
-// back to the loop, which fetches from the next page.
+// the precise path. An entry whose fast handler is the decode stub
+// (fast_decode) is not decoded yet, and its Insn holds nothing: the Insn
+// storage is raw memory, constructed on decode, so the 384 KiB a page
+// reserves for it cost nothing until the instructions are executed.
+// Sixteen guard entries follow the last byte: sequential execution that
+// runs off the page lands on one and continues on the next page.
 struct CodePage {
   static constexpr unsigned kBytes = 4096, kGuards = 16;
   Fast fast[kBytes + kGuards];
-  Insn e[kBytes];
   CodePage();
   void reset(unsigned from, unsigned to);  // entries [from, to)
+  bool decoded(unsigned k) const;
+  Insn& insn(unsigned k) { return *std::launder(reinterpret_cast<Insn*>(raw_[k].b)); }
+  Insn& construct(unsigned k, const Insn& in) { return *new (raw_[k].b) Insn(in); }
+
+ private:
+  struct RawInsn {
+    alignas(Insn) unsigned char b[sizeof(Insn)];
+  };
+  std::unique_ptr<RawInsn[]> raw_ = std::make_unique_for_overwrite<RawInsn[]>(kBytes);
 };
 
 class DecodeCacheX86;
