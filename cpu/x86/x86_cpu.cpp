@@ -298,7 +298,7 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
   if (off >= DecodeCacheX86::kPageBytes) {
     const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
     if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) return fault_insn_;
-    fetch_page_ = cache_.page(base);
+    fetch_page_ = code_page(base);
     fetch_base_ = base;
     off = rip - base;
   }
@@ -317,6 +317,18 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
   return *e;
 }
 
+// Calls and returns between functions on different pages switch pages
+// often: the last few pages are remembered, so a switch is rarely a hash
+// lookup (pages live as long as the machine, so entries never go stale).
+CodePage* X86Cpu::code_page(uint64_t base) {
+  RecentPage& r = recent_[(base >> kPageShift) % kRecentPages];
+  if (r.base != base) {
+    r.page = cache_.page(base);
+    r.base = base;
+  }
+  return r.page;
+}
+
 const Fast* X86Cpu::fast_slow(uint64_t rip) {
   const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
   if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) {
@@ -325,7 +337,7 @@ const Fast* X86Cpu::fast_slow(uint64_t rip) {
     fault_fast_.imm = static_cast<int64_t>(rip);
     return &fault_fast_;
   }
-  fetch_page_ = cache_.page(base);
+  fetch_page_ = code_page(base);
   fetch_base_ = base;
   return &fetch_page_->fast[rip - base];
 }

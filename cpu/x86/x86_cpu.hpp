@@ -310,6 +310,7 @@ class X86Cpu final : public Cpu {
   void materialise_slow();
   const Insn& fetch(uint64_t rip);
   const Fast* fast_slow(uint64_t rip);
+  CodePage* code_page(uint64_t base);
   bool check_interrupts();
   bool prepare(uint64_t until);
   uint64_t draw_stall_interval();
@@ -342,6 +343,12 @@ class X86Cpu final : public Cpu {
   Fast fault_fast_{};            // fast entry for a jump target outside RAM
   uint64_t fetch_base_ = ~0ull;  // the page the CPU executes from
   CodePage* fetch_page_ = nullptr;
+  struct RecentPage {
+    uint64_t base = ~0ull;
+    CodePage* page = nullptr;
+  };
+  static constexpr unsigned kRecentPages = 8;
+  RecentPage recent_[kRecentPages];
 };
 
 // Decoded instructions by address, shared by the CPUs of a machine and kept
