@@ -92,6 +92,7 @@ template <unsigned S>
 [[gnu::always_inline]] inline int st(X86Cpu& cpu, uint64_t addr, uint64_t v) {
   return cpu.store_ram_quiet(addr, static_cast<typename Word<S>::T>(v));
 }
+// The lazy record (X86Cpu::lazy_op: which fields each operation uses).
 [[gnu::always_inline]] inline void lazy(X86Cpu& cpu, uint8_t op, unsigned bits, uint64_t a, uint64_t b, uint64_t r) {
   cpu.lazy_op = op;
   cpu.lazy_bits = static_cast<uint8_t>(bits);
@@ -99,12 +100,23 @@ template <unsigned S>
   cpu.lazy_b = b;
   cpu.lazy_r = r;
 }
+[[gnu::always_inline]] inline void lazy_ab(X86Cpu& cpu, uint8_t op, unsigned bits, uint64_t a, uint64_t b) {
+  cpu.lazy_op = op;
+  cpu.lazy_bits = static_cast<uint8_t>(bits);
+  cpu.lazy_a = a;
+  cpu.lazy_b = b;
+}
+[[gnu::always_inline]] inline void lazy_result(X86Cpu& cpu, uint8_t op, unsigned bits, uint64_t r) {
+  cpu.lazy_op = op;
+  cpu.lazy_bits = static_cast<uint8_t>(bits);
+  cpu.lazy_r = r;
+}
 // CF as the lazy record says (INC/DEC must keep it), or -1 when the record
 // must be materialised first (rerun_materialised).
 [[gnu::always_inline]] inline int lazy_cf(const X86Cpu& cpu) {
   switch (cpu.lazy_op) {
     case X86Cpu::kLazyNone: return (cpu.s.rflags & kCF) ? 1 : 0;
-    case X86Cpu::kLazyAdd: return (cpu.lazy_r & flags::mask(cpu.lazy_bits)) < cpu.lazy_a;
+    case X86Cpu::kLazyAdd: return ((cpu.lazy_a + cpu.lazy_b) & flags::mask(cpu.lazy_bits)) < cpu.lazy_a;
     case X86Cpu::kLazySub: return cpu.lazy_a < cpu.lazy_b;
     case X86Cpu::kLazyLogic: return 0;
     case X86Cpu::kLazyInc: case X86Cpu::kLazyDec: case X86Cpu::kLazyMul: return cpu.lazy_b ? 1 : 0;
@@ -157,13 +169,13 @@ template <Alu K, unsigned S>
   uint64_t r;
   if constexpr (K == Alu::add) {
     r = (a + b) & kMask<S>;
-    lazy(cpu, X86Cpu::kLazyAdd, bits, a, b, r);
+    lazy_ab(cpu, X86Cpu::kLazyAdd, bits, a, b);
   } else if constexpr (K == Alu::sub || K == Alu::cmp) {
     r = (a - b) & kMask<S>;
-    lazy(cpu, X86Cpu::kLazySub, bits, a, b, r);
+    lazy_ab(cpu, X86Cpu::kLazySub, bits, a, b);
   } else {
     r = K == Alu::or_ ? (a | b) : K == Alu::xor_ ? (a ^ b) : (a & b);
-    lazy(cpu, X86Cpu::kLazyLogic, bits, 0, 0, r);
+    lazy_result(cpu, X86Cpu::kLazyLogic, bits, r);
   }
   return r;
 }
@@ -205,10 +217,10 @@ FastNext unary_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     const int cf = lazy_cf(cpu);
     if (cf < 0) [[unlikely]] return rerun_materialised(cpu, f, cyc, r);
     res = (K == Unary::inc ? a + 1 : a - 1) & kMask<S>;
-    lazy(cpu, K == Unary::inc ? X86Cpu::kLazyInc : X86Cpu::kLazyDec, 8 * S, a, static_cast<uint64_t>(cf), res);
+    lazy_ab(cpu, K == Unary::inc ? X86Cpu::kLazyInc : X86Cpu::kLazyDec, 8 * S, a, static_cast<uint64_t>(cf));
   } else if constexpr (K == Unary::neg) {
     res = (0 - a) & kMask<S>;
-    lazy(cpu, X86Cpu::kLazySub, 8 * S, 0, a, res);
+    lazy_ab(cpu, X86Cpu::kLazySub, 8 * S, 0, a);
   } else {
     res = ~a & kMask<S>;
   }

@@ -356,12 +356,12 @@ void X86Cpu::materialise_slow() {
   const uint64_t which = kArith;
   uint64_t f = 0;
   switch (lazy_op) {
-    case kLazyAdd: f = flags::add(a, b, 0, r, bits); break;
-    case kLazySub: f = flags::sub(a, b, 0, r, bits); break;
+    case kLazyAdd: f = flags::add(a, b, 0, a + b, bits); break;
+    case kLazySub: f = flags::sub(a, b, 0, a - b, bits); break;
     case kLazyLogic: f = flags::logic(r, bits); break;
     // INC/DEC keep CF: the record holds the CF they found (lazy_cf).
-    case kLazyInc: f = (flags::add(a, 1, 0, r, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
-    case kLazyDec: f = (flags::sub(a, 1, 0, r, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
+    case kLazyInc: f = (flags::add(a, 1, 0, a + 1, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
+    case kLazyDec: f = (flags::sub(a, 1, 0, a - 1, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
     case kLazyMul: f = flags::szp(r, bits) | (b ? kCF | kOF : 0); break;
     case kLazyShl: f = flags::shift(flags::Shift::shl, a, b, r, bits); break;
     case kLazyShr: f = flags::shift(flags::Shift::shr, a, b, r, bits); break;

@@ -297,10 +297,15 @@ class X86Cpu final : public Cpu {
   // Added to lazy_op by a rotate, which changes CF and OF only: they are in
   // lazy_cfof, the other flags still come from the record (or s.rflags).
   static constexpr uint8_t kLazyRotated = 0x80;
+  // lazy_op and lazy_bits side by side: handlers set both with one store.
+  // What the record holds: ADD SUB INC DEC (and NEG as SUB 0, x) the inputs
+  // a and b (for INC/DEC b is the CF they keep), the result being
+  // recomputed when needed; logic ops the result r; IMUL r and b = overflow;
+  // shifts a, b = count, r.
   uint8_t lazy_op = kLazyNone;
-  uint64_t lazy_cfof = 0;
   uint8_t lazy_bits = 64;
   uint64_t lazy_a = 0, lazy_b = 0, lazy_r = 0;
+  uint64_t lazy_cfof = 0;
   void materialise_flags() {
     if (lazy_op != kLazyNone) materialise_slow();
   }
