@@ -69,8 +69,8 @@ BENCHMARK(BM_KernelFourCpusExact)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_KernelFourCpusQuantum1000(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1000); }
 BENCHMARK(BM_KernelFourCpusQuantum1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The x86 core (precise path only so far) on compiled C: sorting and
-// hashing at -O2.
+// The x86 core (its fast path, cpu/x86/fast.hpp) on compiled C: sorting
+// and hashing at -O2.
 void BM_X86SortO2(benchmark::State& state) { run_guest(state, "x86_sort_O2.elf", 1, 1, ksim::Isa::x86_64); }
 BENCHMARK(BM_X86SortO2)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_X86HashO2(benchmark::State& state) { run_guest(state, "x86_hash_O2.elf", 1, 1, ksim::Isa::x86_64); }

@@ -49,6 +49,13 @@ inline constexpr uint8_t kClassCycles[static_cast<int>(Class::count_)] = {
     3,   // system: pipeline flush
 };
 
+// x86 rep string instructions (MOVS STOS LODS CMPS SCAS, load class) cost
+// their class cost per iteration and once more at retirement, as the
+// precise semantics charged before iterations became interruptible: a
+// simple microcoded loop of one memory access per element and a final
+// exit, in the spirit of the in-order model above (the SDM gives no
+// per-iteration figure; this is the model's assumption, not a chip's).
+
 // Extra cycles when a conditional branch is taken (fetch redirect bubble).
 inline constexpr uint8_t kTakenPenalty = 1;
 

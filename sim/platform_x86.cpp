@@ -1,6 +1,7 @@
 // The x86-64 machine: local APIC, UART, finisher, and CPUs sharing one
 // decode cache. Devices sit at the same addresses as on RV64 (UART, the
 // finisher), plus the APIC window at 0xFEE0_0000.
+#include <algorithm>
 #include <memory>
 
 #include "cpu/timing.hpp"
@@ -45,9 +46,20 @@ class X86Platform final : public Platform {
                                (r.delivered ? std::string("delivered") : std::string("hooked")) +
                                    (r.text.empty() ? "" : ": " + r.text),
                                static_cast<uint8_t>(r.delivered ? 0 : 1)});
+        // An interrupt another CPU's IPI raised: who sent it (as RV64).
+        if (r.info.interrupt) {
+          const int from = lapic_.ipi_source(cpu.id(), static_cast<int>(r.info.cause));
+          if (from >= 0)
+            m_.events().emit(Event{r.cycle, cpu.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
+        }
       };
-      c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn&) {
-        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), 0, 0, ""});
+      // `raw`: the instruction's first (up to) 8 bytes, little-endian
+      // (docs/X86.md); x86 instructions are up to 15 bytes long.
+      c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn& in) {
+        uint64_t raw = 0;
+        const unsigned n = std::min<unsigned>(in.len, 8);
+        if (!m_.bus().read_bytes(cpu.pc(), &raw, n)) raw = 0;
+        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, 0, ""});
       };
       cpus_.push_back(std::move(c));
     }
@@ -99,6 +111,9 @@ class X86Platform final : public Platform {
       w.u64(k.traps);
       w.u64(k.instret_at_last_trap);
       w.i32(k.nested_traps);
+      // The rep iterations counted as steps, and the seeded stall schedule
+      // (as RV64 saves its harts' next_stall and stall_draws).
+      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws}) w.u64(v);
     }
     w.vec(lapic_.snapshot());
   }
@@ -123,6 +138,9 @@ class X86Platform final : public Platform {
       k.traps = r.u64();
       k.instret_at_last_trap = r.u64();
       k.nested_traps = r.i32();
+      k.rep_iterations = r.u64();
+      k.next_stall = r.u64();
+      k.stall_draws = r.u64();
       c->reset_control();
       c->set_control(k);
     }

@@ -42,9 +42,9 @@ const Golden kTable[] = {
   {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9140180, 970023, 0xa06abfb0df93ef2bull},
   {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9304403, 3377671, 0x9c89becb2f55c013ull},
   {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2188176, 2859329, 0x647c9fb31863ea6bull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8367074, 2908600, 0x79147e6df1b51128ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8367499, 2950237, 0x8a0f3e933d254491ull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8268524, 874656, 0x9b9c0cf60f16f393ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8367074, 2908600, 0x0c36d07db4fcf2aeull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8370903, 2963026, 0x8273626c96d58a01ull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8259618, 890196, 0x7697fd2c1468342cull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

@@ -11,8 +11,12 @@ namespace ksim::cli {
 
 namespace {
 
-// x86: Intel syntax from Zydis's formatter, raw bytes in hex.
+// x86: Intel syntax from Zydis's formatter, raw bytes in hex, branch and
+// call targets named by symbol.
 void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
+  auto symbolize = [&img](uint64_t a) {
+    return img.symbols.containing(a) ? img.symbols.format(a) : std::string();
+  };
   uint64_t pc = start;
   while (pc < end) {
     if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)
@@ -28,7 +32,7 @@ void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, 
       hex += b;
     }
     std::printf("%8llx:\t%-30s\t%s\n", static_cast<unsigned long long>(pc), hex.c_str(),
-                x86::disassemble(bytes, avail, pc).c_str());
+                x86::disassemble(bytes, avail, pc, symbolize).c_str());
     pc += in.len ? in.len : 1;
   }
 }

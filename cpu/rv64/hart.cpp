@@ -5,6 +5,7 @@
 
 #include "cpu/rv64/fusion.hpp"
 #include "cpu/rv64/semantics.hpp"
+#include "cpu/stalls.hpp"
 #include "cpu/timing.hpp"
 
 namespace ksim::rv64 {
@@ -41,7 +42,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_fast_last_(bus.ram().size() - sizeof(uint64_t)),
       page_flags_(bus.ram().flag_table()),
       perturb_(perturb) {
-  ctl_.next_stall = perturb_.enabled() ? draw_stall_interval() : kNever;
+  ctl_.next_stall = stalls::first(perturb_, id_, s.cycle);
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
   fault_insn_.exec = &exec_fetch_fault;
@@ -132,19 +133,6 @@ void Hart::loop_precise() {
   }
 }
 
-uint64_t Hart::draw_stall_interval() {
-  return s.cycle + perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_interval, id_),
-                                    ctl_.stall_draws, timing::kStallIntervalMin, timing::kStallIntervalMax);
-}
-
-void Hart::apply_due_stall() {
-  if (s.cycle < ctl_.next_stall) return;
-  s.cycle += perturb_.uniform(Perturbation::stream(Perturbation::Stream::stall_length, id_), ctl_.stall_draws, 1,
-                              timing::kStallMax);
-  ++ctl_.stall_draws;
-  ctl_.next_stall = draw_stall_interval();
-}
-
 bool Hart::prepare(uint64_t until) {
   if (ctl_.idle) {
     if ((mip() & s.mie) == 0) return false;  // still waiting; the scheduler moves time
@@ -153,8 +141,8 @@ bool Hart::prepare(uint64_t until) {
   // A seeded memory stall that is due costs its cycles now; so does one
   // that came due while an interrupt was being taken (the handler's first
   // instruction is the next boundary, in every schedule).
-  apply_due_stall();
-  if (check_interrupts()) apply_due_stall();
+  stalls::charge_due(perturb_, id_, s.cycle, ctl_.next_stall, ctl_.stall_draws);
+  if (check_interrupts()) stalls::charge_due(perturb_, id_, s.cycle, ctl_.next_stall, ctl_.stall_draws);
   if (stop_requested_ || ctl_.idle || s.cycle >= until) return false;
   // Stop at the next event (a timer or IPI becoming visible, a stall) so it
   // is handled at the right instruction boundary.

@@ -207,8 +207,6 @@ class Hart final : public Cpu {
   // Common set-up of run() and step(): idling, interrupts, stalls; returns
   // false when the hart cannot run now (idle, or stopped).
   bool prepare(uint64_t until);
-  uint64_t draw_stall_interval();
-  void apply_due_stall();
   void decode_one(Insn& slot, uint64_t pc);
   static FastFn unfused(const Insn& in);
   void fuse(Insn& a, uint64_t pc);

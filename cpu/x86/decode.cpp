@@ -8,19 +8,20 @@
 #include "cpu/timing.hpp"
 #include "cpu/x86/insn.hpp"
 #include "cpu/x86/semantics.hpp"
+#include "cpu/x86/zydis.hpp"
 
 namespace ksim::x86 {
 
-namespace {
-
-const ZydisDecoder& decoder() {
-  static ZydisDecoder d = [] {
+const ZydisDecoder& zydis_decoder() {
+  static const ZydisDecoder d = [] {
     ZydisDecoder dec;
     ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
     return dec;
   }();
   return d;
 }
+
+namespace {
 
 // GPR number (hardware order) of a Zydis general-purpose register, with the
 // legacy high-byte registers flagged.
@@ -198,7 +199,7 @@ Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip) {
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
   in.exec = exec_ud;
   in.cycles = timing::cycles(timing::Class::system);
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder(), bytes, avail, &z, ops))) {
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zydis_decoder(), bytes, avail, &z, ops))) {
     in.len = 1;
     return in;
   }
@@ -223,10 +224,10 @@ Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip) {
   return in;
 }
 
-std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip) {
+std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip, const Symbolizer& symbolize) {
   ZydisDecodedInstruction z;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder(), bytes, avail, &z, ops))) return "(bad)";
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zydis_decoder(), bytes, avail, &z, ops))) return "(bad)";
   static ZydisFormatter f = [] {
     ZydisFormatter fm;
     ZydisFormatterInit(&fm, ZYDIS_FORMATTER_STYLE_INTEL);
@@ -236,7 +237,19 @@ std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip) {
   if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&f, &z, ops, z.operand_count_visible, buf, sizeof buf, rip,
                                                     nullptr)))
     return "(bad)";
-  return buf;
+  std::string text = buf;
+  // Relative branch targets (the formatter prints them as absolute
+  // addresses): name the symbol they land in.
+  if (symbolize && z.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE) {
+    for (unsigned k = 0; k < z.operand_count_visible; ++k) {
+      const ZydisDecodedOperand& o = ops[k];
+      if (o.type != ZYDIS_OPERAND_TYPE_IMMEDIATE || !o.imm.is_relative) continue;
+      ZyanU64 target;
+      if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&z, &o, rip, &target))) continue;
+      if (std::string name = symbolize(target); !name.empty()) text += " <" + name + ">";
+    }
+  }
+  return text;
 }
 
 }  // namespace ksim::x86

@@ -65,4 +65,54 @@ inline uint64_t sub(uint64_t a, uint64_t b, uint64_t bin, uint64_t r, unsigned b
 // AND/OR/XOR/TEST: CF = OF = 0; AF is undefined by the SDM and cleared here.
 inline uint64_t logic(uint64_t r, unsigned bits) { return szp(r, bits); }
 
+inline uint64_t sext(uint64_t v, unsigned bits) {
+  if (bits == 64) return v;
+  const uint64_t sb = 1ull << (bits - 1);
+  v &= mask(bits);
+  return (v ^ sb) - sb;
+}
+
+// SHL/SHR/SAR by a non-zero count `cnt` (already masked to 5 or 6 bits) of
+// the zero-extended value `a`: the result, and all six arithmetic flags
+// (AF cleared; OF for counts other than 1 computed like the 1-bit case from
+// the last step; CF of SHL/SHR past the operand size: the last bit shifted
+// out, counting shifted-in zeros). Shared by the precise and fast paths.
+enum class Shift : uint8_t { shl, shr, sar };
+inline uint64_t shift_result(Shift k, uint64_t a, uint64_t cnt, unsigned bits) {
+  const uint64_t m = mask(bits);
+  switch (k) {
+    case Shift::shl: return cnt >= 64 ? 0 : (a << cnt) & m;
+    case Shift::shr: return cnt >= 64 ? 0 : (a >> cnt) & m;
+    default: {
+      const uint64_t eff = cnt >= bits ? bits - 1 : cnt;
+      return static_cast<uint64_t>(static_cast<int64_t>(sext(a, bits)) >> eff) & m;
+    }
+  }
+}
+inline uint64_t shift(Shift k, uint64_t a, uint64_t cnt, uint64_t r, unsigned bits) {
+  const uint64_t m = mask(bits), sb = sign_bit(bits);
+  uint64_t f = szp(r, bits);
+  switch (k) {
+    case Shift::shl: {
+      const bool out = cnt <= bits ? (a >> (bits - cnt)) & 1 : 0;
+      if (out) f |= kCF;
+      if (bool(r & sb) != out) f |= kOF;
+      break;
+    }
+    case Shift::shr: {
+      const bool out = cnt <= bits ? (a >> (cnt - 1)) & 1 : 0;
+      if (out) f |= kCF;
+      if (cnt == 1 ? bool(a & sb) : bool(((a >> (cnt - 1)) & m) & sb)) f |= kOF;
+      break;
+    }
+    default: {
+      const int64_t sa = static_cast<int64_t>(sext(a, bits));
+      const uint64_t eff = cnt >= bits ? bits - 1 : cnt;
+      if ((static_cast<uint64_t>(sa >> (eff == cnt ? cnt - 1 : bits - 1))) & 1) f |= kCF;
+      break;
+    }
+  }
+  return f;
+}
+
 }  // namespace ksim::x86::flags

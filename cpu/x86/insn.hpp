@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ksim::x86 {
@@ -45,12 +46,43 @@ struct Insn {
 };
 inline constexpr uint8_t kRep = 1, kRepne = 2;
 
+// The fast path's compact form of a decoded instruction (32 bytes, one per
+// byte address of a code page, next to the full Insn the precise path
+// uses). `fn` is a handler specialised for the instruction's operation and
+// operand form (cpu/x86/fast.hpp); it runs the instruction with the loop's
+// cycle and retired counts in host registers and tail-calls the next
+// entry's handler (threaded code). Anything a handler does not serve (a
+// device access, a trap, a system instruction) hands back to the loop,
+// which runs the full Insn precisely.
+struct Fast;
+struct FastNext {
+  const Fast* ip;  // the next entry, or nullptr: run X86Cpu::precise_ip precisely
+  uint64_t cycle;
+};
+using FastFn = FastNext (*)(X86Cpu&, const Fast*, uint64_t cycle, uint64_t retired);
+struct Fast {
+  FastFn fn = nullptr;
+  int64_t imm = 0;       // immediate operand, or the branch displacement
+  int32_t disp = 0;      // memory operand: displacement (RIP-relative: the absolute address)
+  uint8_t len = 0, cycles = 0;
+  uint8_t dst = 0, src = 0;  // GPR numbers of the register operands
+  uint8_t base = 0, index = 0, shift = 0;  // memory operand: gpr[base] + (gpr[index] << shift) + disp
+  uint8_t amode = 0;     // bit 0: has a base register, bit 1: has an index register
+  uint8_t cc = 0;        // condition code (jcc, setcc, cmovcc)
+  uint8_t pad[3] = {};
+};
+static_assert(sizeof(Fast) == 32);
+
 // Decodes the instruction at `bytes` (at most `avail` bytes readable),
 // located at `rip`. Unsupported or undecodable bytes give an Insn whose
 // exec raises #UD (and len is what Zydis decoded, at least 1).
 Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip);
 
-// Intel-syntax text of the instruction at `bytes` (Zydis formatter).
-std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip);
+// Intel-syntax text of the instruction at `bytes` (Zydis formatter). With
+// a symbolizer, the target of a relative jump, call or jcc is followed by
+// " <symbol+0xoff>" (what `symbolize` returns for it; nothing when it
+// returns ""), as the RV64 disassembler and objdump print it.
+using Symbolizer = std::function<std::string(uint64_t addr)>;
+std::string disassemble(const uint8_t* bytes, size_t avail, uint64_t rip, const Symbolizer& symbolize = {});
 
 }  // namespace ksim::x86

@@ -23,9 +23,12 @@ uint64_t Lapic::divide_by(uint32_t d) const {
   return code == 7 ? 1 : (2ull << code);
 }
 
-void Lapic::post(int cpu, int vector, uint64_t at) {
+void Lapic::post(int cpu, int vector, uint64_t at, int from) {
   PerCpu& p = cpu_[cpu];
-  if (!p.irr.test(vector) || at < p.arrive[vector]) p.arrive[vector] = at;
+  if (!p.irr.test(vector) || at < p.arrive[vector]) {
+    p.arrive[vector] = at;
+    p.source[vector] = from;
+  }
   p.irr.set(vector);
   if (listener_.changed) listener_.changed(cpu);
 }
@@ -35,7 +38,10 @@ void Lapic::fire_timer(int cpu, uint64_t cycle) const {
   if (p.deadline == kNever || cycle < p.deadline) return;
   const int v = p.lvt_timer & 0xff;
   if (!(p.lvt_timer & kMasked)) {
-    if (!p.irr.test(v)) p.arrive[v] = p.deadline;
+    if (!p.irr.test(v)) {
+      p.arrive[v] = p.deadline;
+      p.source[v] = -1;
+    }
     p.irr.set(v);
   }
   // Periodic: the expiries since then collapse into one pending interrupt
@@ -89,6 +95,7 @@ std::vector<uint64_t> Lapic::snapshot() const {
     for (uint64_t x : p.irr.w) w.push_back(x);
     for (uint64_t x : p.isr.w) w.push_back(x);
     w.insert(w.end(), p.arrive.begin(), p.arrive.end());
+    for (int x : p.source) w.push_back(static_cast<uint64_t>(static_cast<int64_t>(x)));
     for (uint64_t x : {uint64_t{p.svr}, uint64_t{p.tpr}, uint64_t{p.icr_high}, uint64_t{p.lvt_timer},
                        uint64_t{p.divide}, uint64_t{p.initial}, p.deadline, p.period, p.ipi_draws, p.timer_draws})
       w.push_back(x);
@@ -97,13 +104,18 @@ std::vector<uint64_t> Lapic::snapshot() const {
 }
 
 bool Lapic::restore(const std::vector<uint64_t>& w) {
-  constexpr size_t kPer = 4 + 4 + 256 + 10;
+  constexpr size_t kPer = 4 + 4 + 256 + 256 + 10;
   if (w.size() != kPer * cpu_.size()) return false;
   size_t k = 0;
   for (PerCpu& p : cpu_) {
     for (uint64_t& x : p.irr.w) x = w[k++];
     for (uint64_t& x : p.isr.w) x = w[k++];
     for (uint64_t& x : p.arrive) x = w[k++];
+    for (int& x : p.source) {
+      const int64_t v = static_cast<int64_t>(w[k++]);
+      if (v < -1 || v >= static_cast<int64_t>(cpu_.size())) return false;
+      x = static_cast<int>(v);
+    }
     p.svr = static_cast<uint32_t>(w[k++]);
     p.tpr = static_cast<uint32_t>(w[k++]);
     p.icr_high = static_cast<uint32_t>(w[k++]);
@@ -175,7 +187,7 @@ bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t 
           at += timing::kIpiLatency + jitter;
           if (listener_.ipi_sent) listener_.ipi_sent(who.cpu, c, vector, who.cycle);
         }
-        post(c, vector, at);
+        post(c, vector, at, c != who.cpu ? who.cpu : -1);
       }
       break;
     }

@@ -34,6 +34,9 @@ class Lapic final : public Device, public InterruptSource {
   void acknowledge(int cpu, int vector) override;
   uint64_t next_event(int cpu, uint64_t now) const override;
   uint32_t apic_id(int cpu) const override { return static_cast<uint32_t>(cpu); }
+  // The CPU whose IPI last made `vector` pending on `cpu`, or -1 when it
+  // was raised locally (timer, self-IPI): for the ipi_recv event.
+  int ipi_source(int cpu, int vector) const { return cpu_[cpu].source[vector]; }
 
   // Checkpoints: every field of every CPU's APIC as 64-bit words, in a
   // fixed order (restore() returns false if the layout does not fit).
@@ -67,6 +70,7 @@ class Lapic final : public Device, public InterruptSource {
   struct PerCpu {
     VecSet irr, isr;
     std::vector<uint64_t> arrive = std::vector<uint64_t>(256, 0);  // IRR entry visible from this cycle
+    std::vector<int> source = std::vector<int>(256, -1);           // sending CPU of an IRR entry, or -1
     uint32_t svr = 0xff, tpr = 0, icr_high = 0;
     uint32_t lvt_timer = 1u << 16;  // masked at reset
     uint32_t divide = 0, initial = 0;
@@ -74,7 +78,7 @@ class Lapic final : public Device, public InterruptSource {
     uint64_t period = 0;            // cycles, for periodic mode
     uint64_t ipi_draws = 0, timer_draws = 0;
   };
-  void post(int cpu, int vector, uint64_t at);
+  void post(int cpu, int vector, uint64_t at, int from = -1);
   void fire_timer(int cpu, uint64_t cycle) const;  // moves a due timer into IRR
   uint64_t divide_by(uint32_t d) const;
   mutable std::vector<PerCpu> cpu_;

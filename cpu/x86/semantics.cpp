@@ -16,12 +16,7 @@ using flags::mask;
 using flags::sign_bit;
 
 inline unsigned bits_of(const Operand& o) { return o.size * 8u; }
-inline uint64_t sext(uint64_t v, unsigned bits) {
-  if (bits == 64) return v;
-  const uint64_t sb = 1ull << (bits - 1);
-  v &= mask(bits);
-  return (v ^ sb) - sb;
-}
+using flags::sext;
 inline void set_flags(X86Cpu& c, uint64_t which, uint64_t values) {
   c.s.rflags = (c.s.rflags & ~which) | (values & which);
 }
@@ -261,29 +256,12 @@ void exec_shift(X86Cpu& c, const Insn& i) {
   uint64_t r = 0, f = c.s.rflags;
   auto setf = [&](uint64_t bit, bool on) { f = on ? (f | bit) : (f & ~bit); };
   switch (i.mnemonic) {
-    case ZYDIS_MNEMONIC_SHL: {
-      r = cnt >= 64 ? 0 : (a << cnt) & m;
-      bool out = cnt <= bits ? (a >> (bits - cnt)) & 1 : 0;
-      setf(kCF, out);
-      setf(kOF, bool(r & sb) != out);
-      f = (f & ~(kSF | kZF | kPF | kAF)) | flags::szp(r, bits);
-      break;
-    }
-    case ZYDIS_MNEMONIC_SHR: {
-      r = cnt >= 64 ? 0 : (a >> cnt) & m;
-      bool out = cnt <= bits ? (a >> (cnt - 1)) & 1 : 0;
-      setf(kCF, out);
-      setf(kOF, cnt == 1 ? bool(a & sb) : bool(((a >> (cnt - 1)) & m) & sb));
-      f = (f & ~(kSF | kZF | kPF | kAF)) | flags::szp(r, bits);
-      break;
-    }
-    case ZYDIS_MNEMONIC_SAR: {
-      const int64_t sa = static_cast<int64_t>(sext(a, bits));
-      const uint64_t eff = cnt >= bits ? bits - 1 : cnt;
-      r = static_cast<uint64_t>(sa >> eff) & m;
-      setf(kCF, (static_cast<uint64_t>(sa >> (eff == cnt ? cnt - 1 : bits - 1))) & 1);
-      setf(kOF, false);
-      f = (f & ~(kSF | kZF | kPF | kAF)) | flags::szp(r, bits);
+    case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR: {
+      const flags::Shift k = i.mnemonic == ZYDIS_MNEMONIC_SHL   ? flags::Shift::shl
+                             : i.mnemonic == ZYDIS_MNEMONIC_SHR ? flags::Shift::shr
+                                                                : flags::Shift::sar;
+      r = flags::shift_result(k, a, cnt, bits);
+      f = (f & ~kArith) | flags::shift(k, a, cnt, r, bits);
       break;
     }
     case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: {
@@ -565,10 +543,15 @@ void exec_jcc(X86Cpu& c, const Insn& i) {
   }
 }
 
-// String instructions: element size from the mnemonic's operand width; a
-// REP prefix repeats while rCX != 0 (REPE/REPNE also stop on ZF for CMPS
-// and SCAS). Each iteration costs the instruction's cycles. DF selects the
-// direction.
+// String instructions: element size from the mnemonic's operand width; DF
+// selects the direction. With a REP prefix each call runs one iteration,
+// as hardware does (SDM vol. 1, 7.3.9.1: a repeated string instruction is
+// interruptible between iterations, with RIP still on the instruction and
+// rCX counting what is left): an iteration costs the instruction's cycles
+// and is a step of its own; the instruction retires (and costs its cycles
+// once more) when rCX reaches 0 or REPE/REPNE's ZF test ends it, or at once
+// if rCX is 0 to begin with. Interrupts and the end of a scheduling slot
+// can therefore come between iterations (docs/X86.md).
 void exec_string(X86Cpu& c, const Insn& i) {
   const unsigned size = i.opsize;
   const int64_t step = (c.s.rflags & kDF) ? -static_cast<int64_t>(size) : static_cast<int64_t>(size);
@@ -581,42 +564,50 @@ void exec_string(X86Cpu& c, const Insn& i) {
   uint64_t& rdi = c.s.gpr[7];
   uint64_t& rcx = c.s.gpr[1];
   Operand rax{OpKind::reg, static_cast<uint8_t>(size), 0, false, 0, 0, 0, 0, 0};
-  while (!rep || rcx != 0) {
-    uint64_t a = 0, b = 0;
-    switch (i.mnemonic) {
-      case ZYDIS_MNEMONIC_MOVSB: case ZYDIS_MNEMONIC_MOVSW: case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_MOVSQ:
-        if (!c.mem_read(rsi, size, a) || !c.mem_write(rdi, size, a)) return;
-        rsi += step;
-        rdi += step;
-        break;
-      case ZYDIS_MNEMONIC_STOSB: case ZYDIS_MNEMONIC_STOSW: case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_STOSQ:
-        if (!c.mem_write(rdi, size, c.reg_read(rax))) return;
-        rdi += step;
-        break;
-      case ZYDIS_MNEMONIC_LODSB: case ZYDIS_MNEMONIC_LODSW: case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
-        if (!c.mem_read(rsi, size, a)) return;
-        c.reg_write(rax, a);
-        rsi += step;
-        break;
-      case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
-        if (!c.mem_read(rsi, size, a) || !c.mem_read(rdi, size, b)) return;
-        set_flags(c, kArith, flags::sub(a, b, 0, a - b, size * 8));
-        rsi += step;
-        rdi += step;
-        break;
-      default:  // SCAS
-        if (!c.mem_read(rdi, size, b)) return;
-        a = c.reg_read(rax);
-        set_flags(c, kArith, flags::sub(a, b, 0, a - b, size * 8));
-        rdi += step;
-        break;
-    }
-    if (!rep) break;
+  if (rep && rcx == 0) {
+    c.retire(i);
+    return;
+  }
+  uint64_t a = 0, b = 0;
+  switch (i.mnemonic) {
+    case ZYDIS_MNEMONIC_MOVSB: case ZYDIS_MNEMONIC_MOVSW: case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_MOVSQ:
+      if (!c.mem_read(rsi, size, a) || !c.mem_write(rdi, size, a)) return;
+      rsi += step;
+      rdi += step;
+      break;
+    case ZYDIS_MNEMONIC_STOSB: case ZYDIS_MNEMONIC_STOSW: case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_STOSQ:
+      if (!c.mem_write(rdi, size, c.reg_read(rax))) return;
+      rdi += step;
+      break;
+    case ZYDIS_MNEMONIC_LODSB: case ZYDIS_MNEMONIC_LODSW: case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
+      if (!c.mem_read(rsi, size, a)) return;
+      c.reg_write(rax, a);
+      rsi += step;
+      break;
+    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+      if (!c.mem_read(rsi, size, a) || !c.mem_read(rdi, size, b)) return;
+      set_flags(c, kArith, flags::sub(a, b, 0, a - b, size * 8));
+      rsi += step;
+      rdi += step;
+      break;
+    default:  // SCAS
+      if (!c.mem_read(rdi, size, b)) return;
+      a = c.reg_read(rax);
+      set_flags(c, kArith, flags::sub(a, b, 0, a - b, size * 8));
+      rdi += step;
+      break;
+  }
+  if (rep) {
     --rcx;
     c.s.cycle += i.cycles;
+    bool done = rcx == 0;
     if (compares) {
       const bool zf = c.s.rflags & kZF;
-      if ((i.rep == kRep && !zf) || (i.rep == kRepne && zf)) break;
+      if ((i.rep == kRep && !zf) || (i.rep == kRepne && zf)) done = true;
+    }
+    if (!done) {
+      c.rep_iteration();
+      return;
     }
   }
   c.retire(i);

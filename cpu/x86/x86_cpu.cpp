@@ -3,7 +3,10 @@
 #include <limits>
 #include <span>
 
+#include "cpu/stalls.hpp"
 #include "cpu/timing.hpp"
+#include "cpu/x86/fast.hpp"
+#include "cpu/x86/flags.hpp"
 #include "cpu/x86/semantics.hpp"
 
 namespace ksim::x86 {
@@ -20,33 +23,59 @@ constexpr uint32_t kMsrTsc = 0x10, kMsrApicBase = 0x1b, kMsrFsBase = 0xc0000100,
 
 // --- Decode cache ------------------------------------------------------------
 
+CodePage::CodePage() {
+  reset(0, kBytes);
+  for (unsigned k = kBytes; k < kBytes + kGuards; ++k) fast[k].fn = &fast_next_page;
+}
+
+void CodePage::reset(unsigned from, unsigned to) {
+  for (unsigned k = from; k < to; ++k) fast[k].fn = &fast_decode;
+}
+
+bool CodePage::decoded(unsigned k) const { return fast[k].fn != &fast_decode; }
+
 DecodeCacheX86::DecodeCacheX86(Bus& bus) : bus_(bus) {
   bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
     invalidate(addr, size);
   });
 }
 
-Insn* DecodeCacheX86::page(uint64_t page_base) {
+CodePage* DecodeCacheX86::page(uint64_t page_base) {
   auto& p = pages_[page_base];
   if (!p) {
-    p = std::make_unique<Page>();
+    p = std::make_unique<CodePage>();
     bus_.ram().set_page_flag(page_base, kPageHasCode);
   }
-  return p->e;
+  return p.get();
+}
+
+CodePage* DecodeCacheX86::find(uint64_t page_base) {
+  if (page_base == last_base_) return last_page_;
+  auto it = pages_.find(page_base);
+  if (it == pages_.end()) return nullptr;  // a page only reached into by a page-crossing instruction
+  last_base_ = page_base;
+  last_page_ = it->second.get();
+  return last_page_;
 }
 
 void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
   // An instruction is at most 15 bytes long: one starting up to 14 bytes
-  // before the store may overlap it.
-  for (uint64_t a = addr - 14; a < addr + size; ++a) {
-    auto it = pages_.find(a & ~uint64_t{kPageBytes - 1});
-    if (it != pages_.end()) it->second->e[a & (kPageBytes - 1)].exec = nullptr;
+  // before the store may overlap it. A CPU's store touches at most two
+  // pages; the host may write more at once: walk page by page, one lookup
+  // each.
+  uint64_t a = addr >= 14 ? addr - 14 : 0;
+  const uint64_t end = addr + size;
+  while (a < end) {
+    const uint64_t base = a & ~uint64_t{kPageBytes - 1};
+    const uint64_t stop = std::min(end, base + kPageBytes);
+    if (CodePage* p = find(base))
+      p->reset(static_cast<unsigned>(a - base), static_cast<unsigned>(stop - base));
+    a = stop;
   }
 }
 
 void DecodeCacheX86::flush() {
-  for (auto& [base, p] : pages_)
-    for (auto& e : p->e) e.exec = nullptr;
+  for (auto& [base, p] : pages_) p->reset(0, kPageBytes);
 }
 
 // --- CPU ---------------------------------------------------------------------
@@ -65,6 +94,8 @@ X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, co
       page_flags_(bus.ram().flag_table()) {
   s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
   fault_insn_.exec = nullptr;
+  fault_fast_.fn = &fast_go_precise;
+  next_stall_ = stalls::first(perturb_, id_, s.cycle);
 }
 
 std::string X86Cpu::gpr_name(int i) const { return (i >= 0 && i < 16) ? kNames[i] : "?"; }
@@ -266,19 +297,19 @@ bool X86Cpu::check_interrupts() {
 
 const Insn& X86Cpu::fetch(uint64_t rip) {
   uint64_t off = rip - fetch_base_;
-  Insn* e;
-  if (off < DecodeCacheX86::kPageBytes) {
-    e = &fetch_page_[off];
-  } else {
+  if (off >= DecodeCacheX86::kPageBytes) {
     const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
     if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) return fault_insn_;
-    fetch_page_ = cache_.page(base);
+    fetch_page_ = code_page(base);
     fetch_base_ = base;
-    e = &fetch_page_[rip - base];
+    off = rip - base;
   }
-  if (!e->exec) [[unlikely]] {
+  if (fetch_page_->decoded(static_cast<unsigned>(off))) [[likely]] return fetch_page_->insn(static_cast<unsigned>(off));
+  const Insn* e;
+  {
     const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
-    *e = decode(ram_ + (rip - ram_base_), avail, rip);
+    e = &fetch_page_->construct(static_cast<unsigned>(off), decode(ram_ + (rip - ram_base_), avail, rip));
+    fetch_page_->fast[off] = make_fast(*e, rip);
     // An instruction reaching into the next page must be invalidated by
     // stores there too.
     const uint64_t last = rip + e->len - 1;
@@ -288,33 +319,115 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
   return *e;
 }
 
+// Calls and returns between functions on different pages switch pages
+// often: the last few pages are remembered, so a switch is rarely a hash
+// lookup (pages live as long as the machine, so entries never go stale).
+CodePage* X86Cpu::code_page(uint64_t base) {
+  RecentPage& r = recent_[(base >> kPageShift) % kRecentPages];
+  if (r.base != base) {
+    r.page = cache_.page(base);
+    r.base = base;
+  }
+  return r.page;
+}
+
+const Fast* X86Cpu::fast_slow(uint64_t rip) {
+  const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
+  if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) {
+    // Outside RAM: the loop takes RIP from the hand-back and the precise
+    // fetch raises #GP there.
+    fault_fast_.imm = static_cast<int64_t>(rip);
+    return &fault_fast_;
+  }
+  fetch_page_ = code_page(base);
+  fetch_base_ = base;
+  return &fetch_page_->fast[rip - base];
+}
+
+// --- Lazy flags --------------------------------------------------------------
+
+void X86Cpu::materialise_slow() {
+  if (lazy_op & kLazyRotated) {
+    lazy_op &= ~kLazyRotated;
+    materialise_flags();  // what the rotate left alone
+    s.rflags = (s.rflags & ~(kCF | kOF)) | lazy_cfof;
+    return;
+  }
+  const unsigned bits = lazy_bits;
+  const uint64_t a = lazy_a, b = lazy_b, r = lazy_r;
+  const uint64_t which = kArith;
+  uint64_t f = 0;
+  switch (lazy_op) {
+    case kLazyAdd: f = flags::add(a, b, 0, a + b, bits); break;
+    case kLazySub: f = flags::sub(a, b, 0, a - b, bits); break;
+    case kLazyLogic: f = flags::logic(r, bits); break;
+    // INC/DEC keep CF: the record holds the CF they found (lazy_cf).
+    case kLazyInc: f = (flags::add(a, 1, 0, a + 1, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
+    case kLazyDec: f = (flags::sub(a, 1, 0, a - 1, bits) & ~kCF) | (b ? uint64_t{kCF} : 0); break;
+    case kLazyMul: f = flags::szp(r, bits) | (b ? kCF | kOF : 0); break;
+    case kLazyShl: f = flags::shift(flags::Shift::shl, a, b, r, bits); break;
+    case kLazyShr: f = flags::shift(flags::Shift::shr, a, b, r, bits); break;
+    case kLazySar: f = flags::shift(flags::Shift::sar, a, b, r, bits); break;
+    default: return;
+  }
+  s.rflags = (s.rflags & ~which) | (f & which);
+  lazy_op = kLazyNone;
+}
+
 bool X86Cpu::prepare(uint64_t until) {
   if (halted_) {
     if (!(s.rflags & kIF) || irq_.pending(id_, s.cycle) < 0) return false;
     halted_ = false;
   }
-  check_interrupts();
+  // A seeded memory stall that is due costs its cycles now; so does one
+  // that came due while an interrupt was being taken (cpu/stalls.hpp).
+  stalls::charge_due(perturb_, id_, s.cycle, next_stall_, stall_draws_);
+  if (check_interrupts()) stalls::charge_due(perturb_, id_, s.cycle, next_stall_, stall_draws_);
   if (stop_requested_ || halted_ || s.cycle >= until) return false;
+  // Stop at the next event (an interrupt arriving, a stall) so it is
+  // handled at the right instruction boundary.
   stop_ = until;
-  const uint64_t e = irq_.next_event(id_, s.cycle);
-  if (e > s.cycle && e < stop_) stop_ = e;
+  for (uint64_t e : {irq_.next_event(id_, s.cycle), next_stall_})
+    if (e > s.cycle && e < stop_) stop_ = e;
   return true;
+}
+
+// The fast loop: RIP (as a pointer to the fast entry), the cycle count and
+// the retired count stay in host registers while handlers chain into each
+// other; nothing is written back per instruction. A handler that needs the
+// precise path ends the chain with precise_ip set; the loop then writes the
+// state back (materialising the lazy flags) and returns to loop(), which
+// runs that instruction precisely.
+void X86Cpu::loop_fast() {
+  uint64_t cycle = s.cycle, retired = 0;
+  const Fast* ip = fast_at(s.rip);
+  lazy_op = kLazyNone;
+  while (cycle < stop_) {
+    const FastNext n = ip->fn(*this, ip, cycle, 0);
+    retired += chain_retired;
+    cycle = n.cycle;
+    if (!n.ip) [[unlikely]] {
+      ip = precise_ip;
+      break;
+    }
+    ip = n.ip;
+  }
+  s.cycle = cycle;
+  s.instret += retired;
+  s.rip = ip == &fault_fast_ ? static_cast<uint64_t>(fault_fast_.imm) : pc_of(ip);
+  materialise_flags();
 }
 
 void X86Cpu::loop(uint64_t budget) {
   const bool plain = !budget && !(trace_insns_ && on_insn);
   while (s.cycle < stop_) {
     // The common case: no step budget, no tracing, no single-step or STI
-    // shadow pending: nothing but fetch and execute.
-    if (plain) {
-      for (;;) {
-        if (s.cycle >= stop_) return;
-        const Insn& in = fetch(s.rip);
-        if (!in.exec || (s.rflags & kTF) || sti_shadow_) [[unlikely]]
-          break;  // one careful step below
-        in.exec(*this, in);
-      }
+    // shadow pending: the fast path, until an instruction needs more.
+    if (plain && !(s.rflags & kTF) && !sti_shadow_) {
+      loop_fast();
+      if (s.cycle >= stop_) return;
     }
+    // One careful step.
     const Insn& in = fetch(s.rip);
     if (!in.exec) {  // fetch outside RAM
       raise(kGP, "instruction fetch from unmapped address", true, 0);

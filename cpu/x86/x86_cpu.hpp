@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -59,6 +60,30 @@ class InterruptSource {
   virtual uint32_t apic_id(int cpu) const = 0;
 };
 
+// The decoded instructions of one code page: per byte address (x86
+// instructions start anywhere) a compact fast entry and the full Insn of
+// the precise path. An entry whose fast handler is the decode stub
+// (fast_decode) is not decoded yet, and its Insn holds nothing: the Insn
+// storage is raw memory, constructed on decode, so the 384 KiB a page
+// reserves for it cost nothing until the instructions are executed.
+// Sixteen guard entries follow the last byte: sequential execution that
+// runs off the page lands on one and continues on the next page.
+struct CodePage {
+  static constexpr unsigned kBytes = 4096, kGuards = 16;
+  Fast fast[kBytes + kGuards];
+  CodePage();
+  void reset(unsigned from, unsigned to);  // entries [from, to)
+  bool decoded(unsigned k) const;
+  Insn& insn(unsigned k) { return *std::launder(reinterpret_cast<Insn*>(raw_[k].b)); }
+  Insn& construct(unsigned k, const Insn& in) { return *new (raw_[k].b) Insn(in); }
+
+ private:
+  struct RawInsn {
+    alignas(Insn) unsigned char b[sizeof(Insn)];
+  };
+  std::unique_ptr<RawInsn[]> raw_ = std::make_unique_for_overwrite<RawInsn[]>(kBytes);
+};
+
 class DecodeCacheX86;
 
 class X86Cpu final : public Cpu {
@@ -80,7 +105,9 @@ class X86Cpu final : public Cpu {
   uint64_t instret() const override { return s.instret; }
   void run(uint64_t until) override;
   uint64_t step(uint64_t until, uint64_t steps) override;
-  uint64_t steps() const override { return s.instret + traps_; }
+  // A step is an instruction retired, a trap taken, or one iteration of a
+  // rep string instruction that does not retire it (docs/X86.md).
+  uint64_t steps() const override { return s.instret + traps_ + rep_iterations_; }
   bool idle() const override { return halted_; }
   uint64_t wake_cycle() const override;
   void advance_idle(uint64_t to_cycle) override { if (to_cycle > s.cycle) s.cycle = to_cycle; }
@@ -100,19 +127,29 @@ class X86Cpu final : public Cpu {
   std::function<void(const X86Cpu&, const Insn&)> on_insn;
   void set_trace_insns(bool on) { trace_insns_ = on; }
   bool crashed() const { return crashed_; }
-  // Checkpoints: the control state beyond `s` (idle, STI shadow, traps).
+  // Checkpoints: the control state beyond `s` (idle, STI shadow, traps,
+  // rep iterations, the seeded stall schedule).
   struct Control {
     bool halted, sti_shadow;
     uint64_t traps, instret_at_last_trap;
     int32_t nested_traps;
+    uint64_t rep_iterations = 0;  // rep iterations that did not retire (steps)
+    uint64_t next_stall = ~0ull;  // cycle of the next seeded memory stall
+    uint64_t stall_draws = 0;     // generator index for stalls
   };
-  Control control() const { return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_}; }
+  Control control() const {
+    return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_, rep_iterations_, next_stall_,
+            stall_draws_};
+  }
   void set_control(const Control& c) {
     halted_ = c.halted;
     sti_shadow_ = c.sti_shadow;
     traps_ = c.traps;
     instret_at_last_trap_ = c.instret_at_last_trap;
     nested_traps_ = c.nested_traps;
+    rep_iterations_ = c.rep_iterations;
+    next_stall_ = c.next_stall;
+    stall_draws_ = c.stall_draws;
   }
   // Forgets idling, crash and trap-loop history (for harnesses that reuse
   // one machine to run many independent snippets).
@@ -175,6 +212,9 @@ class X86Cpu final : public Cpu {
   bool pop(uint64_t& v) { if (!mem_read(s.gpr[4], 8, v)) return false; s.gpr[4] += 8; return true; }
 
   void retire(const Insn& i) { s.rip += i.len; s.cycle += i.cycles; ++s.instret; }
+  // A rep string iteration that leaves the instruction unfinished: a step,
+  // not a retirement (RIP stays on the instruction).
+  void rep_iteration() { ++rep_iterations_; }
   // Raises an exception for the instruction at s.rip (not retired).
   void raise(uint8_t vector, std::string text = {}, bool has_error = false, uint64_t error = 0);
   // Delivers a trap whose saved RIP is `return_rip` (int3, int n, #DB).
@@ -193,11 +233,94 @@ class X86Cpu final : public Cpu {
   Bus& bus() { return bus_; }
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
 
+  // --- The fast path (cpu/x86/fast.hpp) ---------------------------------------
+  // Longest chain of fast handlers before control returns to the loop (bounds
+  // the host stack should a handler's final call not become a jump).
+  static constexpr uint64_t kChainLength = 64;
+  uint64_t stop_cycle() const { return stop_; }
+  uint64_t chain_retired = 0;       // set by a chain's last handler
+  const Fast* precise_ip = nullptr;  // set by a handler that needs the precise path
+  // The RIP of a fast entry of the page being executed (the guard entries
+  // past its end give addresses on the next page, as they should).
+  uint64_t pc_of(const Fast* f) const { return fetch_base_ + static_cast<uint64_t>(f - fetch_page_->fast); }
+  // The fast entry for `rip` (a jump target); outside RAM, an entry that
+  // hands back to the precise path, which raises the fault.
+  const Fast* fast_at(uint64_t rip) {
+    const uint64_t off = rip - fetch_base_;
+    if (off < kCodePage) [[likely]] return &fetch_page_->fast[off];
+    return fast_slow(rip);
+  }
+  // The entry for `rip` when it is on the current page, else nullptr.
+  const Fast* fast_in_page(uint64_t rip) const {
+    const uint64_t off = rip - fetch_base_;
+    return off < kCodePage ? &fetch_page_->fast[off] : nullptr;
+  }
+  // Decodes the entry `f` of the current page (its first execution).
+  void decode_fast(const Fast* f) { fetch(pc_of(f)); }
+  template <typename T>
+  bool load_ram(uint64_t addr, T& out) const {
+    const uint64_t off = addr - ram_base_;
+    if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    std::memcpy(&out, ram_ + off, sizeof(T));
+    return true;
+  }
+  // A RAM store that leaves the decode cache's notification to the caller:
+  // 0 not RAM (nothing written), 1 written, 2 written into a page flagged
+  // for listeners (the caller must call notify_store).
+  template <typename T>
+  int store_ram_quiet(uint64_t addr, T value) {
+    const uint64_t off = addr - ram_base_;
+    if (off > ram_size_ - sizeof(T)) [[unlikely]] return 0;
+    std::memcpy(ram_ + off, &value, sizeof(T));
+    return (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) ? 2 : 1;
+  }
+  // Whether a RAM access at [addr, addr+size) touches a flagged page.
+  bool flagged_ram(uint64_t addr, unsigned size) const {
+    const uint64_t off = addr - ram_base_;
+    return off <= ram_size_ - size && (page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
+  }
+  void notify_store(uint64_t addr, unsigned size, uint64_t cycle) {
+    bus_.notify_flagged_store(Accessor{id_, cycle}, addr, size);
+  }
+
+  // --- Lazy flags (fast path only) ---------------------------------------------
+  // The fast handlers do not compute RFLAGS: they record the last
+  // flag-producing operation, its operand size, inputs and result, and the
+  // arithmetic flags are computed from that record only when something reads
+  // them (jcc/setcc/cmovcc evaluate their condition straight from it). The
+  // record lives only inside the fast loop: every hand-back to the precise
+  // path or to the outside world materialises it into s.rflags, so s.rflags
+  // is exact whenever anyone else can look (traps, hooks, the kprobes
+  // engine, checkpoints, observers). The non-arithmetic bits of s.rflags
+  // are always current.
+  enum LazyOp : uint8_t { kLazyNone, kLazyAdd, kLazySub, kLazyLogic, kLazyInc, kLazyDec, kLazyMul, kLazyShl,
+                          kLazyShr, kLazySar };
+  // Added to lazy_op by a rotate, which changes CF and OF only: they are in
+  // lazy_cfof, the other flags still come from the record (or s.rflags).
+  static constexpr uint8_t kLazyRotated = 0x80;
+  // lazy_op and lazy_bits side by side: handlers set both with one store.
+  // What the record holds: ADD SUB INC DEC (and NEG as SUB 0, x) the inputs
+  // a and b (for INC/DEC b is the CF they keep), the result being
+  // recomputed when needed; logic ops the result r; IMUL r and b = overflow;
+  // shifts a, b = count, r.
+  uint8_t lazy_op = kLazyNone;
+  uint8_t lazy_bits = 64;
+  uint64_t lazy_a = 0, lazy_b = 0, lazy_r = 0;
+  uint64_t lazy_cfof = 0;
+  void materialise_flags() {
+    if (lazy_op != kLazyNone) materialise_slow();
+  }
+
  private:
+  static constexpr uint64_t kCodePage = 4096;
+  void materialise_slow();
   const Insn& fetch(uint64_t rip);
+  const Fast* fast_slow(uint64_t rip);
+  CodePage* code_page(uint64_t base);
   bool check_interrupts();
   bool prepare(uint64_t until);
   void loop(uint64_t step_budget);
+  void loop_fast();
 
   int id_;
   Bus& bus_;
@@ -218,30 +341,42 @@ class X86Cpu final : public Cpu {
   uint64_t traps_ = 0;
   uint64_t instret_at_last_trap_ = ~0ull;
   int nested_traps_ = 0;
+  uint64_t rep_iterations_ = 0;
+  uint64_t next_stall_ = ~0ull;
+  uint64_t stall_draws_ = 0;
   Insn fault_insn_{};
+  Fast fault_fast_{};            // fast entry for a jump target outside RAM
   uint64_t fetch_base_ = ~0ull;  // the page the CPU executes from
-  Insn* fetch_page_ = nullptr;
+  CodePage* fetch_page_ = nullptr;
+  struct RecentPage {
+    uint64_t base = ~0ull;
+    CodePage* page = nullptr;
+  };
+  static constexpr unsigned kRecentPages = 8;
+  RecentPage recent_[kRecentPages];
 };
 
 // Decoded instructions by address, shared by the CPUs of a machine and kept
-// coherent with stores like the RV64 cache (docs/ARCHITECTURE.md).
-// One entry per byte address of each code page (x86 instructions start
-// anywhere); an entry with exec == nullptr is not decoded yet.
+// coherent with stores like the RV64 cache (docs/ARCHITECTURE.md). Pages
+// are never freed while the machine lives, so a CPU may keep a pointer to
+// the page it executes from across invalidations.
 class DecodeCacheX86 {
  public:
-  static constexpr unsigned kPageBytes = 4096;
+  static constexpr unsigned kPageBytes = CodePage::kBytes;
   explicit DecodeCacheX86(Bus& bus);
   // The entries of the RAM page at `page_base` (created on demand).
-  Insn* page(uint64_t page_base);
+  CodePage* page(uint64_t page_base);
   void invalidate(uint64_t addr, uint64_t size);
   void flush();
 
  private:
-  struct Page {
-    Insn e[kPageBytes];
-  };
+  CodePage* find(uint64_t page_base);
   Bus& bus_;
-  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+  std::unordered_map<uint64_t, std::unique_ptr<CodePage>> pages_;
+  // The page the last invalidation hit: stores into a code page tend to
+  // come in runs (a loader, the kprobes engine, data beside code).
+  uint64_t last_base_ = ~0ull;
+  CodePage* last_page_ = nullptr;
 };
 
 }  // namespace ksim::x86

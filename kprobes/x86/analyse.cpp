@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cpu/hex.hpp"
+#include "cpu/x86/zydis.hpp"
 #include "cpu/x86/insn.hpp"
 #include "cpu/x86/semantics.hpp"
 #include "kprobes/x86/probe_class.hpp"
@@ -21,15 +22,6 @@ namespace {
 
 constexpr unsigned kMaxInsn = 15;  // MAX_INSN_SIZE
 constexpr uint8_t kInt3 = 0xcc;
-
-const ZydisDecoder& decoder() {
-  static const ZydisDecoder d = [] {
-    ZydisDecoder dec;
-    ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-    return dec;
-  }();
-  return d;
-}
 
 // "do_fork+0x3" for an address inside `func`.
 std::string where(const Symbol& func, uint64_t a) { return func.name + "+" + hex(a - func.addr); }
@@ -48,7 +40,7 @@ struct Decoded {
 };
 
 bool zydis_decode(const uint8_t* buf, unsigned n, Decoded& d) {
-  return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder(), buf, n, &d.z, d.ops));
+  return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&ksim::x86::zydis_decoder(), buf, n, &d.z, d.ops));
 }
 
 // An opcode pattern: map, opcode range, and optionally the ModRM reg field
