@@ -6,16 +6,13 @@
 #include "cpu/rv64/fusion.hpp"
 #include "cpu/rv64/semantics.hpp"
 #include "cpu/stalls.hpp"
+#include "cpu/trap_loop.hpp"
 #include "cpu/timing.hpp"
 
 namespace ksim::rv64 {
 
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-// A trap taken with no instruction retired since the previous one, this
-// many times in a row, means the guest's trap vector itself faults: the
-// guest has crashed and the run stops instead of spinning forever.
-constexpr int kMaxNestedTraps = 8;
 
 // Whether `in`, at `pc`, is a branch or JAL whose target is on another page.
 bool jumps_off_page(const Insn& in, uint64_t pc) {
@@ -308,14 +305,10 @@ void Hart::take_trap(const TrapInfo& t) {
   }
   if (on_trap) on_trap(*this, TrapRecord{t, true, taken});
 
-  if (!t.interrupt) {
-    ctl_.nested_traps = (s.instret == ctl_.instret_at_last_trap) ? ctl_.nested_traps + 1 : 0;
-    ctl_.instret_at_last_trap = s.instret;
-    if (ctl_.nested_traps >= kMaxNestedTraps) {
-      stop_reason_ = StopReason::trap_loop;
-      request_stop();
-      return;
-    }
+  if (!t.interrupt && note_exception(s.instret, ctl_.instret_at_last_trap, ctl_.nested_traps)) {
+    stop_reason_ = StopReason::trap_loop;
+    request_stop();
+    return;
   }
 
   // A hook that passes the trap on may have moved the PC (the kprobes

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "cpu/stalls.hpp"
+#include "cpu/trap_loop.hpp"
 #include "cpu/timing.hpp"
 #include "cpu/x86/fast.hpp"
 #include "cpu/x86/flags.hpp"
@@ -13,7 +14,6 @@ namespace ksim::x86 {
 
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-constexpr int kMaxNestedTraps = 8;
 const char* const kNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                 "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
 // MSRs modelled.
@@ -207,16 +207,13 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   // reports a fault in an out-of-line step at the probed address).
   if (s.rip != t.pc) return_rip = s.rip;
   if (on_trap) on_trap(*this, TrapRecord{t, true, text, taken});
-  if (!interrupt) {
-    nested_traps_ = s.instret == instret_at_last_trap_ ? nested_traps_ + 1 : 0;
-    instret_at_last_trap_ = s.instret;
-  }
+  const bool trap_loop = !interrupt && note_exception(s.instret, instret_at_last_trap_, nested_traps_);
   auto crash = [&](const std::string& why) {
     crashed_ = true;
     crash_reason_ = "cpu " + std::to_string(id_) + ": " + why;
     request_stop();
   };
-  if (nested_traps_ >= kMaxNestedTraps) return crash("unhandled trap loop (vector " + std::to_string(vector) + ")");
+  if (trap_loop) return crash("unhandled trap loop (vector " + std::to_string(vector) + ")");
   const uint64_t gate = s.idt_base + 16ull * vector;
   uint64_t lo, hi;
   if (16ull * vector + 15 > s.idt_limit || !bus_.ram().contains(gate, 16)) {

@@ -340,7 +340,7 @@ class X86Cpu final : public Cpu {
   std::string crash_reason_;
   uint64_t traps_ = 0;
   uint64_t instret_at_last_trap_ = ~0ull;
-  int nested_traps_ = 0;
+  int32_t nested_traps_ = 0;
   uint64_t rep_iterations_ = 0;
   uint64_t next_stall_ = ~0ull;
   uint64_t stall_draws_ = 0;
