@@ -149,31 +149,26 @@ bool Hart::prepare(uint64_t until) {
   return true;
 }
 
-void Hart::run(uint64_t until) {
+void Hart::run(uint64_t until) { Slice::run(*this, until); }
+
+uint64_t Hart::step(uint64_t until, uint64_t steps) { return Slice::step(*this, until, steps); }
+
+void Hart::begin_slice() {
   stop_requested_ = false;
   stop_reason_ = StopReason::none;
   step_budget_ = 0;
-  while (!stop_requested_ && s.cycle < until) {
-    if (!prepare(until)) break;
-    if (trace_insns_ && on_insn)
-      loop_precise();
-    else
-      loop_fast();
-  }
 }
 
-uint64_t Hart::step(uint64_t until, uint64_t steps) {
-  stop_requested_ = false;
-  stop_reason_ = StopReason::none;
-  const uint64_t start = this->steps();
-  while (!stop_requested_ && s.cycle < until && this->steps() - start < steps) {
-    if (!prepare(until)) break;
-    step_budget_ = steps - (this->steps() - start);
-    if (step_budget_ == 0) break;  // prepare() took an interrupt: that was the step
+void Hart::run_pass() {
+  if (trace_insns_ && on_insn)
     loop_precise();
-  }
-  step_budget_ = 0;
-  return this->steps() - start;
+  else
+    loop_fast();
+}
+
+void Hart::step_pass(uint64_t budget) {
+  step_budget_ = budget;
+  loop_precise();
 }
 
 const Insn& Hart::fetch_slow(uint64_t pc) {

@@ -13,6 +13,7 @@
 #include "cpu/rv64/decode_cache.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "cpu/rv64/reservations.hpp"
+#include "cpu/slice.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
 
@@ -204,6 +205,13 @@ class Hart final : public Cpu {
  private:
   void loop_fast();
   void loop_precise();
+  // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
+  friend struct ksim::Slice;
+  void begin_slice();
+  bool stop_requested() const { return stop_requested_; }
+  void run_pass();
+  void step_pass(uint64_t budget);
+  void end_steps() { step_budget_ = 0; }
   // Common set-up of run() and step(): idling, interrupts, stalls; returns
   // false when the hart cannot run now (idle, or stopped).
   bool prepare(uint64_t until);

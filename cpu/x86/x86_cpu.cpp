@@ -447,26 +447,8 @@ void X86Cpu::loop(uint64_t budget) {
   }
 }
 
-void X86Cpu::run(uint64_t until) {
-  stop_requested_ = false;
-  hook_stopped_ = false;
-  while (!stop_requested_ && s.cycle < until) {
-    if (!prepare(until)) break;
-    loop(0);
-  }
-}
+void X86Cpu::run(uint64_t until) { Slice::run(*this, until); }
 
-uint64_t X86Cpu::step(uint64_t until, uint64_t steps_wanted) {
-  stop_requested_ = false;
-  hook_stopped_ = false;
-  const uint64_t start = steps();
-  while (!stop_requested_ && s.cycle < until && steps() - start < steps_wanted) {
-    if (!prepare(until)) break;
-    uint64_t left = steps_wanted - (steps() - start);
-    if (left == 0) break;
-    loop(left);
-  }
-  return steps() - start;
-}
+uint64_t X86Cpu::step(uint64_t until, uint64_t steps_wanted) { return Slice::step(*this, until, steps_wanted); }
 
 }  // namespace ksim::x86

@@ -13,6 +13,7 @@
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
+#include "cpu/slice.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "cpu/x86/insn.hpp"
 #include "mem/bus.hpp"
@@ -320,6 +321,16 @@ class X86Cpu final : public Cpu {
   bool check_interrupts();
   bool prepare(uint64_t until);
   void loop(uint64_t step_budget);
+  // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
+  friend struct ksim::Slice;
+  void begin_slice() {
+    stop_requested_ = false;
+    hook_stopped_ = false;
+  }
+  bool stop_requested() const { return stop_requested_; }
+  void run_pass() { loop(0); }
+  void step_pass(uint64_t budget) { loop(budget); }
+  void end_steps() {}
   void loop_fast();
 
   int id_;
