@@ -20,27 +20,22 @@ Insn page_end_guard() {
   return in;
 }
 
-DecodeCache::DecodeCache(Bus& bus) : bus_(bus) {
-  bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
-    invalidate(addr, size);
-  });
-}
+DecodeCache::DecodeCache(Bus& bus) : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }) {}
 
 Insn* DecodeCache::page(uint64_t page_base) {
-  auto& slot = pages_[page_base];
-  if (!slot) {
-    slot = std::make_unique<Page>();
-    const Insn stub = decode_stub();
-    for (unsigned k = 0; k < kInsnsPerPage; ++k) slot->insns[k] = stub;
-    slot->insns[kInsnsPerPage] = slot->insns[kInsnsPerPage + 1] = page_end_guard();
-    bus_.ram().set_page_flag(page_base, kPageHasCode);
-  }
-  return slot->insns;
+  return pages_
+      .get(page_base,
+           [] {
+             auto p = std::make_unique<Page>();
+             const Insn stub = decode_stub();
+             for (unsigned k = 0; k < kInsnsPerPage; ++k) p->insns[k] = stub;
+             p->insns[kInsnsPerPage] = p->insns[kInsnsPerPage + 1] = page_end_guard();
+             return p;
+           })
+      ->insns;
 }
 
-void DecodeCache::watch_page(uint64_t page_base) {
-  if (bus_.ram().contains(page_base, 1)) bus_.ram().set_page_flag(page_base, kPageHasCode);
-}
+void DecodeCache::watch_page(uint64_t page_base) { pages_.watch(page_base); }
 
 void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
   // An entry starting up to kMaxSpan - 2 bytes before `addr` may cover it:
@@ -49,9 +44,9 @@ void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
   uint64_t first = (addr & ~uint64_t{1}) - (kMaxSpan - 2);
   uint64_t end = addr + size;
   for (uint64_t a = first; a < end; a += 2) {
-    auto it = pages_.find(a & ~(kPageSize - 1));
-    if (it == pages_.end()) continue;
-    Insn* insns = it->second->insns;
+    Page* page = pages_.find(a & ~(kPageSize - 1));
+    if (!page) continue;
+    Insn* insns = page->insns;
     const unsigned k = static_cast<unsigned>((a & (kPageSize - 1)) >> 1);
     if (insns[k].exec != &exec_decode && a + insns[k].span > addr) reset(insns, k);
   }
@@ -72,8 +67,9 @@ void DecodeCache::reset(Insn* insns, unsigned k) {
 
 void DecodeCache::flush() {
   const Insn stub = decode_stub();
-  for (auto& [base, page] : pages_)
-    for (unsigned k = 0; k < kInsnsPerPage; ++k) page->insns[k] = stub;
+  pages_.for_each([&](Page& page) {
+    for (unsigned k = 0; k < kInsnsPerPage; ++k) page.insns[k] = stub;
+  });
 }
 
 }  // namespace ksim::rv64

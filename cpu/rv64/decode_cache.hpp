@@ -12,9 +12,8 @@
 // pointer to the page it is executing from across invalidations.
 #pragma once
 #include <cstdint>
-#include <memory>
-#include <unordered_map>
 
+#include "cpu/code_pages.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "mem/bus.hpp"
 
@@ -53,8 +52,7 @@ class DecodeCache {
   };
   // Resets entry k of a page and every fused pair that depends on it.
   void reset(Insn* insns, unsigned k);
-  Bus& bus_;
-  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+  CodePages<Page> pages_;
   uint64_t invalidations_ = 0;
 };
 

@@ -34,28 +34,11 @@ void CodePage::reset(unsigned from, unsigned to) {
 
 bool CodePage::decoded(unsigned k) const { return fast[k].fn != &fast_decode; }
 
-DecodeCacheX86::DecodeCacheX86(Bus& bus) : bus_(bus) {
-  bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor&, uint64_t addr, unsigned size) {
-    invalidate(addr, size);
-  });
-}
+DecodeCacheX86::DecodeCacheX86(Bus& bus)
+    : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }) {}
 
 CodePage* DecodeCacheX86::page(uint64_t page_base) {
-  auto& p = pages_[page_base];
-  if (!p) {
-    p = std::make_unique<CodePage>();
-    bus_.ram().set_page_flag(page_base, kPageHasCode);
-  }
-  return p.get();
-}
-
-CodePage* DecodeCacheX86::find(uint64_t page_base) {
-  if (page_base == last_base_) return last_page_;
-  auto it = pages_.find(page_base);
-  if (it == pages_.end()) return nullptr;  // a page only reached into by a page-crossing instruction
-  last_base_ = page_base;
-  last_page_ = it->second.get();
-  return last_page_;
+  return pages_.get(page_base, [] { return std::make_unique<CodePage>(); });
 }
 
 void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
@@ -68,14 +51,14 @@ void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
   while (a < end) {
     const uint64_t base = a & ~uint64_t{kPageBytes - 1};
     const uint64_t stop = std::min(end, base + kPageBytes);
-    if (CodePage* p = find(base))
+    if (CodePage* p = pages_.find(base))  // none: a page only reached into by a page-crossing instruction
       p->reset(static_cast<unsigned>(a - base), static_cast<unsigned>(stop - base));
     a = stop;
   }
 }
 
 void DecodeCacheX86::flush() {
-  for (auto& [base, p] : pages_) p->reset(0, kPageBytes);
+  pages_.for_each([](CodePage& p) { p.reset(0, kPageBytes); });
 }
 
 // --- CPU ---------------------------------------------------------------------

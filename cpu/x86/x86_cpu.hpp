@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "cpu/code_pages.hpp"
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
@@ -381,13 +382,7 @@ class DecodeCacheX86 {
   void flush();
 
  private:
-  CodePage* find(uint64_t page_base);
-  Bus& bus_;
-  std::unordered_map<uint64_t, std::unique_ptr<CodePage>> pages_;
-  // The page the last invalidation hit: stores into a code page tend to
-  // come in runs (a loader, the kprobes engine, data beside code).
-  uint64_t last_base_ = ~0ull;
-  CodePage* last_page_ = nullptr;
+  CodePages<CodePage> pages_;
 };
 
 }  // namespace ksim::x86
