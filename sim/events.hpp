@@ -93,6 +93,8 @@ class EventStream {
   bool wants_insns() const;
   // No observer: producers may skip building events.
   bool empty() const { return observers_.empty() && immediate_.empty(); }
+  // Someone receives events in order (so they may be held).
+  bool has_ordered_observers() const { return !observers_.empty(); }
 
   // Ordered mode (the machine turns it on while it runs or is paused).
   void set_ordered(bool on);

@@ -388,7 +388,7 @@ RunResult Machine::run(const RunLimits& limits) {
     const int cur = slot_cpu_;
     running_ = cur;
     uint64_t until = std::min(slot_until_, limits.cycle);
-    if (events_.held()) until = std::min(until, ready_[cur] + kReleaseCycles);
+    if (events_.has_ordered_observers()) until = std::min(until, ready_[cur] + kReleaseCycles);
     run_until_ = stepping || reference ? 0 : until;
     uint32_t st = 0;
     if (agent_ && agent_->pending(cur)) {

@@ -328,3 +328,74 @@ TEST_CASE("the reference schedule needs quantum 1", "[scheduler]") {
   cfg.reference_schedule = true;
   CHECK_THROWS_AS(Machine(cfg), InputError);
 }
+
+// --- Claims of docs/SCHEDULING.md about idle clocks and held events --------
+
+#include "support/rv64_asm.hpp"
+#include "support/rv64_machine.hpp"
+
+TEST_CASE("a timer compare written for an idle hart whose clock lags wakes it no earlier than the write",
+          "[scheduler]") {
+  using namespace ksim::test;
+  using namespace ksim::test::rv;
+  Rv64Machine tm(2);
+  // Hart 0: about 3,000 cycles of delay loop, then mtimecmp[1] = 0 (a
+  // compare in the past: hart 1's timer is pending from now on), a short
+  // delay, and the stopping ebreak.
+  const uint32_t delay = 1000;
+  tm.load({li(t0, static_cast<int32_t>(delay)), addi(t0, t0, -1), B(-4, zero, t0, 1),  // bne t0, zero, -4
+           lui(t1, 0x2004), sd(zero, t1, 8),                                            // mtimecmp[1] = 0
+           li(t0, 100), addi(t0, t0, -1), B(-4, zero, t0, 1)});
+  // Hart 1: timer interrupt enabled, then wfi with nothing armed (its clock
+  // stays where it went to sleep); the handler spins.
+  const uint64_t h1 = Rv64Machine::kCode + 0x200, handler = h1 + 0x40;
+  const std::vector<uint32_t> code1 = {li(t0, 0x80), csrrw(zero, 0x304, t0),  // mie = MTIE
+                                       li(t3, 8), csrrs(zero, 0x300, t3),     // mstatus.MIE
+                                       csrrw(zero, 0x305, t2),                // mtvec = handler (t2)
+                                       wfi, J(0, zero)};
+  tm.machine().bus().write_bytes(h1, code1.data(), code1.size() * 4);
+  const uint32_t spin = J(0, zero);
+  tm.machine().bus().write_bytes(handler, &spin, 4);
+  tm.hart(1).set_pc(h1);
+  tm.hart(1).s.x[t2] = handler;
+  Recorder rec;
+  tm.machine().events().add(&rec);
+  tm.run();
+  uint64_t wake = 0, taken = 0;
+  for (const Event& e : rec.events) {
+    if (e.cpu == 1 && e.kind == EventKind::wake && !wake) wake = e.cycle;
+    if (e.cpu == 1 && e.kind == EventKind::interrupt && !taken) taken = e.cycle;
+  }
+  REQUIRE(wake > 0);
+  // The write happens after hart 0's delay loop: at least `delay` turns of
+  // an addi (1 cycle) and a taken bne (2 cycles).
+  CHECK(wake >= delay * (timing::cycles(timing::Class::alu) + timing::cycles(timing::Class::branch) +
+                         timing::kTakenPenalty));
+  CHECK(taken >= wake);
+  CHECK(rec.out_of_order == 0);
+}
+
+TEST_CASE("held events reach observers as a lone CPU runs, not only at its end", "[scheduler]") {
+  // One CPU with every instruction traced: the slot never ends (no other
+  // CPU), so without periodic release everything would be held to the end.
+  struct Lag : EventObserver {
+    Machine* m = nullptr;
+    uint64_t max_lag = 0, seen = 0;
+    bool wants_insns() const override { return true; }
+    void on_event(const Event& e) override {
+      ++seen;
+      const uint64_t now = m->cpu(0).cycle();
+      if (e.kind != EventKind::exit && now > e.cycle) max_lag = std::max(max_lag, now - e.cycle);
+    }
+  };
+  MachineConfig cfg;
+  Machine m(cfg);
+  m.load(image("workloads/rv64/hello.elf", Isa::rv64));
+  Lag lag;
+  lag.m = &m;
+  m.events().add(&lag);
+  REQUIRE(m.run().end == RunResult::End::poweroff);
+  CHECK(lag.seen > 100'000);  // the instruction events
+  // Delivered within the release interval (4,096 cycles) plus one step.
+  CHECK(lag.max_lag < 4096 + 100);
+}
