@@ -21,7 +21,7 @@ enum class EventKind : uint8_t {
   interrupt,  // a = cause, c = pc
   console,    // text = one line of guest console output (without '\n')
   ipi_send,   // a = target cpu
-  ipi_recv,   // a = source cpu
+  ipi_recv,   // a = source cpu (an interrupt raised by another CPU; not for self or host writes)
   idle,       // the CPU waits for an interrupt
   wake,       // the CPU left idle
   exit,       // a = status; text = how the run ended

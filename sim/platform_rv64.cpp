@@ -54,9 +54,12 @@ class Rv64Platform final : public Platform {
         e.text = r.delivered ? "delivered" : "hooked";
         e.sub = r.delivered ? 0 : 1;
         m_.events().emit(e);
+        // A software interrupt another hart raised (an IPI): who sent it.
+        // A hart's own msip write or the host's is not an IPI (as on x86).
         if (r.info.interrupt && r.info.cause == rv64::kIrqMSoft) {
-          int from = clint_.msip_source(hart.id());
-          m_.events().emit(Event{r.cycle, hart.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
+          const int from = clint_.msip_source(hart.id());
+          if (from >= 0 && from != hart.id())
+            m_.events().emit(Event{r.cycle, hart.id(), EventKind::ipi_recv, static_cast<uint64_t>(from), 0, 0, ""});
         }
       };
       h->on_insn = [this](const rv64::Hart& hart, const rv64::Insn& in) {
