@@ -189,6 +189,7 @@ class Rv64Platform final : public Platform {
     cs.ipi_draws = r.vec<uint64_t>();
     cs.msip_from = r.vec<int32_t>();
     if (!clint_.restore(cs)) r.fail("CLINT state does not match the CPU count");
+    for (auto& h : harts_) h->interrupts_changed();  // forget what the harts had prepared
     // RAM was rewritten wholesale: forget every decoded instruction.
     cache_.flush();
   }

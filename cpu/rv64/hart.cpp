@@ -131,6 +131,15 @@ void Hart::loop_precise() {
 }
 
 bool Hart::prepare(uint64_t until) {
+  // Nothing can have changed since the last full preparation: no interrupt
+  // or CSR change (they end the slice, which clears prepared_), no trap, and
+  // the clock is still short of the next timer, IPI or stall. Exact SMP
+  // prepares a slice per instruction or two, so this is worth having.
+  if (prepared_ && s.cycle < next_event_) {
+    if (stop_requested_ || s.cycle >= until) return false;
+    stop_ = std::min(until, next_event_);
+    return true;
+  }
   if (ctl_.idle) {
     if ((mip() & s.mie) == 0) return false;  // still waiting; the scheduler moves time
     ctl_.idle = false;
@@ -143,9 +152,11 @@ bool Hart::prepare(uint64_t until) {
   if (stop_requested_ || ctl_.idle || s.cycle >= until) return false;
   // Stop at the next event (a timer or IPI becoming visible, a stall) so it
   // is handled at the right instruction boundary.
-  stop_ = until;
+  next_event_ = kNever;
   for (uint64_t e : {clint_.timer_cycle(id_), clint_.msip_cycle(id_), ctl_.next_stall})
-    if (e > s.cycle && e < stop_) stop_ = e;
+    if (e > s.cycle && e < next_event_) next_event_ = e;
+  prepared_ = true;
+  stop_ = std::min(until, next_event_);
   return true;
 }
 
@@ -285,6 +296,7 @@ void Hart::raise(uint64_t cause, uint64_t tval) {
 void Hart::take_trap(const TrapInfo& t) {
   last_trap_ = t;
   ++ctl_.traps;
+  prepared_ = false;  // privilege, mstatus and the PC change
   const uint64_t taken = s.cycle;
   s.cycle += timing::kTrapEntryCycles;
   if (hooks_ && !hooks_->empty()) {

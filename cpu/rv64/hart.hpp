@@ -256,7 +256,12 @@ class Hart final : public Cpu {
   void end_slice() {
     stop_ = 0;
     chain_limit_ = 0;
+    prepared_ = false;
   }
+  // What the last full prepare() found (see there): valid until the slice
+  // is ended from outside or a trap is taken.
+  bool prepared_ = false;
+  uint64_t next_event_ = 0;
   bool stop_requested_ = false;
   bool trace_insns_ = false;
   uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)
