@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sim/elf/elf_image.hpp"
+#include "guest_runs.hpp"
 #include "sim/machine.hpp"
 
 namespace {
@@ -27,28 +28,11 @@ const ksim::ElfImage& guest(const std::string& name, ksim::Isa isa = ksim::Isa::
 
 void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t quantum = 1,
                ksim::Isa isa = ksim::Isa::rv64) {
-  const ksim::ElfImage& img = guest(elf, isa);
-  uint64_t insns = 0, cycles = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    ksim::MachineConfig cfg;
-    cfg.cpus = cpus;
-    cfg.quantum = quantum;
-    cfg.isa = isa;
-    auto m = std::make_unique<ksim::Machine>(cfg);
-    m->load(img);
-    state.ResumeTiming();
-    ksim::RunResult r = m->run();
-    state.PauseTiming();
-    if (r.end != ksim::RunResult::End::poweroff || r.status != 0) state.SkipWithError("guest did not pass");
-    insns += r.instret;
-    cycles = r.cycles;
-    m.reset();
-    state.ResumeTiming();
-  }
-  state.counters["MIPS"] = benchmark::Counter(static_cast<double>(insns) / 1e6, benchmark::Counter::kIsRate);
-  state.counters["guest_insns"] = static_cast<double>(insns) / static_cast<double>(state.iterations());
-  state.counters["sim_cycles"] = static_cast<double>(cycles);
+  ksim::MachineConfig cfg;
+  cfg.cpus = cpus;
+  cfg.quantum = quantum;
+  cfg.isa = isa;
+  ksim::bench::measure_runs(state, guest(elf, isa), cfg);
 }
 
 // CRC32, 64-bit matrix multiply, sort and hash: ~300 M instructions.
@@ -59,15 +43,7 @@ BENCHMARK(BM_Rv64Compute)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_Rv64ComputeSmall(benchmark::State& state) { run_guest(state, "compute_small.elf"); }
 BENCHMARK(BM_Rv64ComputeSmall)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The guest kernel (no preemption) on 1 and 4 CPUs: threads, locks, IPIs,
-// timer interrupts. Exact scheduling (quantum 1) is the default; quantum
-// 1000 lets a CPU run up to 1000 cycles ahead.
-void BM_KernelOneCpu(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 1); }
-BENCHMARK(BM_KernelOneCpu)->Unit(benchmark::kMillisecond)->UseRealTime();
-void BM_KernelFourCpusExact(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1); }
-BENCHMARK(BM_KernelFourCpusExact)->Unit(benchmark::kMillisecond)->UseRealTime();
-void BM_KernelFourCpusQuantum1000(benchmark::State& state) { run_guest(state, "kernel_nopreempt.elf", 4, 1000); }
-BENCHMARK(BM_KernelFourCpusQuantum1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The guest kernel on 1 to 16 CPUs of either ISA: bench/smp_bench.cpp.
 
 // The x86 core (its fast path, cpu/x86/fast.hpp) on compiled C: sorting
 // and hashing at -O2.

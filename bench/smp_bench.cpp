@@ -15,6 +15,7 @@
 #include <string>
 
 #include "sim/elf/elf_image.hpp"
+#include "guest_runs.hpp"
 #include "sim/machine.hpp"
 
 namespace {
@@ -36,30 +37,14 @@ void BM_Smp(benchmark::State& state) {
   const int cpus = static_cast<int>(state.range(0));
   const Isa isa = state.range(1) ? Isa::x86_64 : Isa::rv64;
   const Mode mode = static_cast<Mode>(state.range(2));
-  uint64_t insns = 0, cycles = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    ksim::MachineConfig cfg;
-    cfg.isa = isa;
-    cfg.cpus = cpus;
-    cfg.quantum = mode == kQuantum1000 ? 1000 : 1;
-    cfg.reference_schedule = mode == kReference;
-    auto m = std::make_unique<ksim::Machine>(cfg);
-    m->load(kernel(isa));
-    state.ResumeTiming();
-    ksim::RunResult r = m->run();
-    state.PauseTiming();
-    if (r.end != ksim::RunResult::End::poweroff || r.status != 0) state.SkipWithError("guest did not pass");
-    insns += r.instret;
-    cycles = r.cycles;
-    m.reset();
-    state.ResumeTiming();
-  }
+  ksim::MachineConfig cfg;
+  cfg.isa = isa;
+  cfg.cpus = cpus;
+  cfg.quantum = mode == kQuantum1000 ? 1000 : 1;
+  cfg.reference_schedule = mode == kReference;
+  ksim::bench::measure_runs(state, kernel(isa), cfg);
   state.SetLabel(std::string(isa == Isa::rv64 ? "rv64" : "x86") + " " + std::to_string(cpus) + " cpus " +
                  (mode == kExact ? "exact" : mode == kReference ? "reference" : "quantum 1000"));
-  state.counters["MIPS"] = benchmark::Counter(static_cast<double>(insns) / 1e6, benchmark::Counter::kIsRate);
-  state.counters["guest_insns"] = static_cast<double>(insns) / static_cast<double>(state.iterations());
-  state.counters["sim_cycles"] = static_cast<double>(cycles);
 }
 BENCHMARK(BM_Smp)
     ->ArgsProduct({{1, 2, 4, 16}, {0, 1}, {kExact}})

@@ -381,10 +381,10 @@ RunResult Machine::run(const RunLimits& limits) {
     }
 
     // Run the slot: to its end, or to the step limit (a paused slot resumes
-    // where it stopped, so pausing never changes the schedule). While events
-    // are held for ordering, a long slot comes back every kReleaseCycles so
-    // they are delivered as the run goes (splitting a slot changes nothing
-    // either), instead of piling up until a CPU alone reaches its end.
+    // where it stopped, so pausing never changes the schedule). While anyone
+    // observes events in order, a long slot comes back every kReleaseCycles
+    // so held events are delivered as the run goes (splitting a slot changes
+    // nothing either), instead of piling up until a CPU alone reaches its end.
     const int cur = slot_cpu_;
     running_ = cur;
     uint64_t until = std::min(slot_until_, limits.cycle);

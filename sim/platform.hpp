@@ -15,11 +15,8 @@ class Platform {
  public:
   virtual ~Platform() = default;
   virtual std::vector<Cpu*> cpus() = 0;
-  // Whether a CPU stopped itself because the guest crashed (e.g. a trap
-  // loop), and the reason text.
-  virtual bool crashed(int cpu) const = 0;
-  // Whether a CPU stopped because a trap hook returned HookResult::stop.
-  virtual bool hook_stopped(int cpu) const = 0;
+  // Why a CPU that stopped itself because the guest crashed (a trap loop)
+  // did so (run_slot() reports the crash: kSlotCrashed).
   virtual std::string crash_reason(int cpu) = 0;
   virtual void set_trace_insns(bool on) = 0;
 
@@ -30,11 +27,35 @@ class Platform {
   // when only another CPU can wake it) and returns SlotStatus bits. One
   // virtual call instead of one per question (run, cycle, idle, crashed,
   // stopped): exact SMP switches CPUs every instruction or two.
+  // kSlotCrashed: the guest crashed (a trap loop); kSlotHookStopped: a trap
+  // hook returned HookResult::stop.
   enum SlotStatus : uint32_t { kSlotIdle = 1, kSlotCrashed = 2, kSlotHookStopped = 4 };
   virtual uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) = 0;
+
   // Checkpoints: CPUs, devices and shared CPU structures.
   virtual void save(Writer& w) const = 0;
   virtual void restore(Reader& r) = 0;
+
+ protected:
+  // run_slot() for a core class `C` (final, so nothing here is a virtual
+  // call): both platforms' implementation.
+  template <typename C>
+  static uint32_t run_core_slot(C& c, uint64_t until, uint64_t steps, uint64_t& ready) {
+    if (steps)
+      c.step(until, steps);
+    else
+      c.run(until);
+    uint32_t st = 0;
+    if (c.idle()) {
+      st |= kSlotIdle;
+      ready = c.wake_cycle();
+    } else {
+      ready = c.cycle();
+    }
+    if (c.crashed()) st |= kSlotCrashed;
+    if (c.hook_stopped()) st |= kSlotHookStopped;
+    return st;
+  }
 };
 
 std::unique_ptr<Platform> make_rv64_platform(Machine& m);

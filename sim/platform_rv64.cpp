@@ -82,25 +82,8 @@ class Rv64Platform final : public Platform {
   }
 
   uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
-    rv64::Hart& h = *harts_[static_cast<size_t>(cpu)];
-    if (steps)
-      h.step(until, steps);
-    else
-      h.run(until);
-    uint32_t st = 0;
-    if (h.ctl_.idle) {
-      st |= kSlotIdle;
-      ready = h.wake_cycle();
-    } else {
-      ready = h.s.cycle;
-    }
-    if (h.stop_reason() == rv64::StopReason::trap_loop) st |= kSlotCrashed;
-    if (h.stop_reason() == rv64::StopReason::hook) st |= kSlotHookStopped;
-    return st;
+    return run_core_slot(*harts_[static_cast<size_t>(cpu)], until, steps, ready);
   }
-
-  bool crashed(int cpu) const override { return harts_[cpu]->stop_reason() == rv64::StopReason::trap_loop; }
-  bool hook_stopped(int cpu) const override { return harts_[cpu]->stop_reason() == rv64::StopReason::hook; }
 
   std::string crash_reason(int cpu) override {
     const rv64::Hart& h = *harts_[cpu];

@@ -71,25 +71,8 @@ class X86Platform final : public Platform {
     return v;
   }
   uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
-    x86::X86Cpu& c = *cpus_[static_cast<size_t>(cpu)];
-    if (steps)
-      c.step(until, steps);
-    else
-      c.run(until);
-    uint32_t st = 0;
-    if (c.idle()) {
-      st |= kSlotIdle;
-      ready = c.wake_cycle();
-    } else {
-      ready = c.cycle();
-    }
-    if (c.crashed()) st |= kSlotCrashed;
-    if (c.hook_stopped()) st |= kSlotHookStopped;
-    return st;
+    return run_core_slot(*cpus_[static_cast<size_t>(cpu)], until, steps, ready);
   }
-
-  bool crashed(int cpu) const override { return cpus_[cpu]->crashed(); }
-  bool hook_stopped(int cpu) const override { return cpus_[cpu]->hook_stopped(); }
   std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }
   void set_trace_insns(bool on) override {
     for (auto& c : cpus_) c->set_trace_insns(on);

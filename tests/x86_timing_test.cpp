@@ -12,51 +12,24 @@
 #include "mem/memory_map.hpp"
 #include "sim/elf/elf_image.hpp"
 #include "sim/machine.hpp"
+#include "support/x86_rig.hpp"
 
 using namespace ksim;
 
 namespace {
 
-constexpr uint64_t kBase = memmap::kRamBaseX86;
-constexpr uint64_t kCode = kBase + 0x1000;
-constexpr uint64_t kHandler = kBase + 0x2000;
-constexpr uint64_t kIdt = kBase + 0x3000;
-constexpr uint64_t kStackTop = kBase + 0x8000;
+using test::X86Rig;
+constexpr uint64_t kBase = X86Rig::kBase;
+constexpr uint64_t kCode = X86Rig::kCode;
+constexpr uint64_t kHandler = X86Rig::kHandler;
 constexpr uint64_t kBuf = kBase + 0x10000;
 constexpr int kVector = 0x40;
 constexpr uint32_t kCount = 1000;
 
-struct Rig {
-  Machine m{[] {
-    MachineConfig c;
-    c.isa = Isa::x86_64;
-    c.ram_size = 1 << 20;
-    c.max_cycles = 1'000'000;
-    return c;
-  }()};
-  x86::X86Cpu& cpu() { return static_cast<x86::X86Cpu&>(m.cpu(0)); }
-  std::vector<Event> interrupts;
-  struct Obs : EventObserver {
-    Rig* r;
-    void on_event(const Event& e) override {
-      if (e.kind == EventKind::interrupt) r->interrupts.push_back(e);
-    }
-  } obs;
-  Rig() {
-    obs.r = this;
-    m.events().add(&obs);
-    // Vector kVector: an interrupt gate to kHandler.
-    const uint64_t lo = (kHandler & 0xffff) | (uint64_t{0x08} << 16) | (uint64_t{0x8e} << 40) |
-                        ((kHandler >> 16 & 0xffff) << 48);
-    const uint64_t hi = kHandler >> 32;
-    m.bus().write_bytes(kIdt + 16 * kVector, &lo, 8);
-    m.bus().write_bytes(kIdt + 16 * kVector + 8, &hi, 8);
-    cpu().s.idt_base = kIdt;
-    cpu().s.idt_limit = 256 * 16 - 1;
-    cpu().s.gpr[4] = kStackTop;
-    cpu().s.rip = kCode;
-  }
-  void code(const std::vector<uint8_t>& b, uint64_t at) { m.bus().write_bytes(at, b.data(), b.size()); }
+// The rig with one interrupt gate (kVector), recording interrupt events.
+struct Rig : X86Rig {
+  Rig() : X86Rig(EventKind::interrupt, {kVector}) {}
+  std::vector<Event>& interrupts = events;
   std::vector<uint8_t> buf(size_t n) {
     std::vector<uint8_t> v(n);
     m.bus().read_bytes(kBuf, v.data(), n);
@@ -79,9 +52,7 @@ std::vector<uint8_t> le32(uint32_t v) {
 const std::vector<uint8_t> kSetup = cat({{0xb9}, le32(kCount), {0xbf}, le32(static_cast<uint32_t>(kBuf)), {0xb8},
                                          le32(0xab)});
 const std::vector<uint8_t> kRepStosb = {0xf3, 0xaa};
-// mov eax, 0x5555; mov [0x100000], eax: power off.
-const std::vector<uint8_t> kFinish = {0xb8, 0x55, 0x55, 0x00, 0x00, 0xa3, 0x00, 0x00, 0x10,
-                                      0x00, 0x00, 0x00, 0x00, 0x00};
+const std::vector<uint8_t>& kFinish = test::kX86PowerOff;
 
 }  // namespace
 

@@ -8,62 +8,32 @@
 #include "cpu/x86/x86_cpu.hpp"
 #include "mem/memory_map.hpp"
 #include "sim/machine.hpp"
+#include "support/x86_rig.hpp"
 
 using namespace ksim;
 
 namespace {
 
-constexpr uint64_t kBase = memmap::kRamBaseX86;
-constexpr uint64_t kCode = kBase + 0x1000;
-constexpr uint64_t kHandler = kBase + 0x2000;
-constexpr uint64_t kIdt = kBase + 0x3000;
-constexpr uint64_t kStackTop = kBase + 0x8000;
+using test::X86Rig;
+constexpr uint64_t kCode = X86Rig::kCode;
+constexpr uint64_t kHandler = X86Rig::kHandler;
+constexpr uint64_t kStackTop = X86Rig::kStackTop;
 
-struct Rig {
-  Machine m{[] {
-    MachineConfig c;
-    c.isa = Isa::x86_64;
-    c.ram_size = 1 << 20;
-    c.max_cycles = 1'000'000;
-    return c;
-  }()};
-  x86::X86Cpu& cpu() { return static_cast<x86::X86Cpu&>(m.cpu(0)); }
-  std::vector<Event> traps;
-  struct Obs : EventObserver {
-    Rig* r;
-    void on_event(const Event& e) override {
-      if (e.kind == EventKind::trap) r->traps.push_back(e);
-    }
-  } obs;
-
-  Rig() {
-    obs.r = this;
-    m.events().add(&obs);
-    // Every vector: an interrupt gate to kHandler.
-    for (int v = 0; v < 32; ++v) {
-      uint64_t lo = (kHandler & 0xffff) | (uint64_t{0x08} << 16) | (uint64_t{0x8e} << 40) |
-                    ((kHandler >> 16 & 0xffff) << 48);
-      uint64_t hi = kHandler >> 32;
-      m.bus().write_bytes(kIdt + 16 * v, &lo, 8);
-      m.bus().write_bytes(kIdt + 16 * v + 8, &hi, 8);
-    }
-    cpu().s.idt_base = kIdt;
-    cpu().s.idt_limit = 32 * 16 - 1;
-    cpu().s.gpr[4] = kStackTop;
-    cpu().s.rip = kCode;
-  }
-  void code(std::vector<uint8_t> b, uint64_t at = kCode) { m.bus().write_bytes(at, b.data(), b.size()); }
-  uint64_t q(uint64_t addr) {
-    uint64_t v = 0;
-    m.bus().read_bytes(addr, &v, 8);
+// The rig with every exception vector (0-31) a gate to kHandler, recording
+// trap events.
+struct Rig : X86Rig {
+  Rig() : X86Rig(EventKind::trap, vectors()) {}
+  std::vector<Event>& traps = events;
+  static std::vector<int> vectors() {
+    std::vector<int> v;
+    for (int k = 0; k < 32; ++k) v.push_back(k);
     return v;
   }
 };
 
 // The handler writes 0x5555 to the finisher: the run ends right after the
 // frame is pushed, and the test inspects it.
-const std::vector<uint8_t> kFinish = {0xb8, 0x55, 0x55, 0x00, 0x00,              // mov eax, 0x5555
-                                      0xa3, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00};  // movabs [0x100000], eax
+const std::vector<uint8_t>& kFinish = test::kX86PowerOff;
 
 }  // namespace
 

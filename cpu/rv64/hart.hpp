@@ -92,6 +92,10 @@ class Hart final : public Cpu {
   std::function<void(const Hart&, const Insn&)> on_insn;
   void set_trace_insns(bool on) { trace_insns_ = on; }
   StopReason stop_reason() const { return stop_reason_; }
+  // The last run()/step() ended in a trap loop (a guest crash), or because
+  // a trap hook returned HookResult::stop.
+  bool crashed() const { return stop_reason_ == StopReason::trap_loop; }
+  bool hook_stopped() const { return stop_reason_ == StopReason::hook; }
   const TrapInfo& last_trap() const { return last_trap_; }
 
   // --- Used by the instruction semantics ------------------------------------
