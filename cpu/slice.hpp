@@ -23,6 +23,10 @@ struct Slice {
     while (!c.stop_requested() && c.cycle() < until) {
       if (!c.prepare(until)) break;
       c.run_pass();
+      // A CPU that went idle returns, even if an interrupt would wake it at
+      // once: the scheduler sees every idle period (its events), however
+      // the run is sliced.
+      if (c.idle()) break;
     }
   }
 

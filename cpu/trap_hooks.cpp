@@ -17,6 +17,11 @@ void TrapHookChain::remove(int id) {
 }
 
 HookResult TrapHookChain::run(Cpu& cpu, const TrapInfo& trap) const {
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(x) { ++d; }
+    ~Depth() { --d; }
+  } depth(depth_);
   for (const auto& e : hooks_) {
     HookResult r = e.hook(cpu, trap);
     if (r != HookResult::pass) return r;

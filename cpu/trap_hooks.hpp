@@ -33,6 +33,8 @@ class TrapHookChain {
   void remove(int id);
   bool empty() const { return hooks_.empty(); }
   HookResult run(Cpu& cpu, const TrapInfo& trap) const;
+  // Whether hooks are running now (host work inside a CPU's trap step).
+  bool active() const { return depth_ > 0; }
 
  private:
   struct Entry {
@@ -42,6 +44,7 @@ class TrapHookChain {
   };
   std::vector<Entry> hooks_;
   int next_id_ = 1;
+  mutable int depth_ = 0;
 };
 
 }  // namespace ksim

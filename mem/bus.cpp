@@ -64,6 +64,7 @@ void Bus::notify_range(const Accessor& who, uint64_t addr, unsigned size, uint8_
 bool Bus::write_bytes(uint64_t addr, const void* src, uint64_t len, const Accessor& who) {
   if (len == 0) return true;
   if (!ram_.contains(addr, len)) return false;
+  if (before_host_access) before_host_access(addr, len, true);
   std::memcpy(ram_.ptr(addr), src, len);
   // Notify page by page so listeners see bounded ranges.
   const Accessor& host = who;
@@ -80,6 +81,7 @@ bool Bus::write_bytes(uint64_t addr, const void* src, uint64_t len, const Access
 bool Bus::read_bytes(uint64_t addr, void* dst, uint64_t len) const {
   if (len == 0) return true;
   if (!ram_.contains(addr, len)) return false;
+  if (before_host_access) before_host_access(addr, len, false);
   std::memcpy(dst, ram_.ptr(addr), len);
   return true;
 }

@@ -47,6 +47,9 @@ class Bus {
   // and registrations); loaders and debuggers write as CPU -1 at cycle 0.
   bool write_bytes(uint64_t addr, const void* src, uint64_t len, const Accessor& who = Accessor{-1, 0});
   bool read_bytes(uint64_t addr, void* dst, uint64_t len) const;
+  // Called before write_bytes() and read_bytes() touch RAM: exact SMP puts
+  // back CPUs that ran ahead over those pages first (mem/ownership.hpp).
+  std::function<void(uint64_t addr, uint64_t len, bool write)> before_host_access;
 
  private:
   struct Mapping {

@@ -27,7 +27,20 @@ Machine::Machine(const MachineConfig& cfg)
   if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
   if (cfg.quantum < 1 || cfg.quantum > kMaxQuantum)
     throw InputError("quantum must be between 1 and " + std::to_string(kMaxQuantum) + " cycles");
+  owners_ = std::make_unique<PageOwners>(bus_, cfg.cpus);
   platform_ = cfg.isa == Isa::rv64 ? make_rv64_platform(*this) : make_x86_platform(*this);
+  // The host (the kprobes engine, a debugger) reads and writes RAM on
+  // behalf of the running CPU, at its clock: CPUs that ran ahead over those
+  // pages are put back first.
+  // The position is where the CPU's current step began: a trap's when
+  // hooks run, a host phase's when the engine works on the CPU's behalf.
+  bus_.before_host_access = [this](uint64_t addr, uint64_t len, bool write) {
+    if (running_ < 0 || !owners_->enabled()) return;
+    const uint64_t at = hooks_.active() ? platform_->last_trap_cycle(running_)
+                        : agent_step_ ? agent_step_start_
+                                      : cpus_[static_cast<size_t>(running_)]->cycle();
+    owners_->before_host_access(running_, at, addr, len, write);
+  };
   cpus_ = platform_->cpus();
   idle_reported_.assign(cpus_.size(), false);
   lines_.assign(cpus_.size(), std::string());
@@ -181,6 +194,8 @@ void Machine::restore_state(Reader& r) {
 void Machine::power_off(int status, uint64_t cycle, int cpu) {
   if (exit_status_) return;
   exit_status_ = status;
+  end_cpu_ = cpu;
+  end_cycle_ = cycle;
   halt_ = true;
   flush_console(cycle);
   events_.emit(Event{cycle, cpu, EventKind::exit, static_cast<uint64_t>(static_cast<int64_t>(status)), 0, 0,
@@ -191,6 +206,8 @@ void Machine::power_off(int status, uint64_t cycle, int cpu) {
 void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
   if (exit_status_ || !panic_reason_.empty()) return;
   panic_reason_ = "cpu " + std::to_string(cpu) + ": guest kernel panic (code " + std::to_string(code) + ")";
+  end_cpu_ = cpu;
+  end_cycle_ = cycle;
   halt_ = true;
   flush_console(cycle);
   for (Cpu* c : cpus_) c->request_stop();
@@ -199,6 +216,10 @@ void Machine::guest_panic(int code, uint64_t cycle, int cpu) {
 void Machine::request_stop(const std::string& reason) {
   if (!stop_reason_.empty()) return;
   stop_reason_ = reason;
+  if (running_ >= 0) {
+    end_cpu_ = running_;
+    end_cycle_ = cpus_[static_cast<size_t>(running_)]->cycle();
+  }
   halt_ = true;
   for (Cpu* c : cpus_) c->request_stop();
 }
@@ -294,6 +315,9 @@ RunResult Machine::run(const RunLimits& limits) {
     idle_[i] = cpus_[i]->idle();
   }
   halt_ = exit_status_.has_value() || !panic_reason_.empty();
+  end_cpu_ = -1;
+  const bool ahead = ahead_allowed(limits);
+  set_run_ahead(ahead);
   // A slot resumed after a pause ends where another CPU's turn now begins:
   // something done while paused (a host write to the CLINT, say) may have
   // woken a CPU.
@@ -301,6 +325,16 @@ RunResult Machine::run(const RunLimits& limits) {
     for (int j = 0; j < cpu_count(); ++j)
       if (j != slot_cpu_) slot_until_ = std::min(slot_until_, bound_for(slot_cpu_, j));
   auto finish = [this](RunResult r) {
+    // CPUs that ran ahead: at a pause or the cycle limit every CPU has run
+    // every step that starts before it, so what they did ahead is final;
+    // a run that ends at one CPU's step (power-off, crash, stop) puts them
+    // back to that step.
+    if (owners_->enabled()) {
+      if (r.end == RunResult::End::paused || r.end == RunResult::End::cycle_limit || end_cpu_ < 0)
+        commit_all();
+      else
+        resolve_all_to(end_cycle_, end_cpu_);
+    }
     r.cycles = 0;
     for (Cpu* c : cpus_) {
       r.cycles = std::max(r.cycles, c->cycle());
@@ -365,6 +399,9 @@ RunResult Machine::run(const RunLimits& limits) {
       if (next_t >= limits.cycle) return finish({RunResult::End::paused, 0, "", 0, 0});
 
       Cpu& c = *cpus_[next];
+      // The CPU furthest behind: what it did ahead can no longer be seen
+      // by anyone earlier.
+      if (owners_->ahead(next)) owners_->commit(next);
       if (idle_[next]) {
         c.advance_idle(next_t);
         ready_[next] = ready_at(c);
@@ -393,12 +430,18 @@ RunResult Machine::run(const RunLimits& limits) {
     uint32_t st = 0;
     if (agent_ && agent_->pending(cur)) {
       Cpu& c = *cpus_[cur];
+      agent_step_ = true;
+      agent_step_start_ = c.cycle();
       agent_->resume(c);  // host work on this CPU's behalf: no instruction runs
+      agent_step_ = false;
       ready_[cur] = ready_at(c);
       if (c.idle()) st |= Platform::kSlotIdle;
     } else {
       // The reference schedule decides again after every step.
       st = platform_->run_slot(cur, until, reference ? 1 : stepping ? limits.steps - now_steps : 0, ready_[cur]);
+      // Its slot ended at its exact bound: it runs on ahead of the others.
+      if (ahead && st == 0 && !halt_ && ready_[cur] >= slot_until_ && !(agent_ && agent_->pending(cur)))
+        st = run_ahead(cur, limits);
     }
     running_ = -1;
     run_until_ = 0;
@@ -413,6 +456,10 @@ RunResult Machine::run(const RunLimits& limits) {
       events_.release_below(low);
     }
     if (st & ~Platform::kSlotIdle) [[unlikely]] {
+      if (st & (Platform::kSlotCrashed | Platform::kSlotHookStopped)) {
+        end_cpu_ = cur;
+        end_cycle_ = platform_->last_trap_cycle(cur);
+      }
       if (st & Platform::kSlotCrashed)
         return finish({RunResult::End::crash, 0, platform_->crash_reason(cur), 0, 0});
       if ((st & Platform::kSlotHookStopped) && stop_reason_.empty()) {

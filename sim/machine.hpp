@@ -24,6 +24,7 @@
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
 #include "mem/memory_map.hpp"
+#include "mem/ownership.hpp"
 #include "sim/elf/elf_image.hpp"
 #include "sim/events.hpp"
 #include "sim/serial.hpp"
@@ -50,6 +51,18 @@ struct MachineConfig {
   // to check that the default schedule gives identical results. Needs
   // quantum 1.
   bool reference_schedule = false;
+  // Exact schedule only: let a CPU run ahead of the others over work no
+  // other CPU can observe (docs/SCHEDULING.md). Same results, far fewer
+  // scheduling decisions; off is the plain exact schedule, for comparison.
+  bool run_ahead = true;
+};
+
+// What running ahead did in a run (for tests and benchmarks).
+struct AheadStats {
+  uint64_t runs = 0;        // run-aheads started
+  uint64_t cycles = 0;      // cycles run ahead
+  uint64_t put_backs = 0;   // CPUs put back to an earlier point
+  uint64_t replayed = 0;    // cycles re-run after a put-back
 };
 
 // Where a run() call pauses (the machine can be run again from there).
@@ -89,7 +102,7 @@ class HostAgent {
   virtual void resume(Cpu& cpu) = 0;
 };
 
-class Machine {
+class Machine : private Resolver {
  public:
   explicit Machine(const MachineConfig& cfg);
   ~Machine();
@@ -117,6 +130,8 @@ class Machine {
     return running_ == cpu && run_until_ != 0 && cpus_[static_cast<size_t>(cpu)]->cycle() < run_until_;
   }
   EventStream& events() { return events_; }
+  PageOwners& page_owners() { return *owners_; }
+  const AheadStats& ahead_stats() const { return ahead_stats_; }
   const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
   // Everything the guest printed on the console so far.
@@ -157,6 +172,15 @@ class Machine {
   // The exclusive bound on the cycle at which `cur` may start a step while
   // `other` waits (see the scheduling rule above).
   uint64_t bound_for(int cur, int other) const;
+  // Running ahead (sim/run_ahead.cpp).
+  bool ahead_allowed(const RunLimits& limits) const;
+  void set_run_ahead(bool on);
+  // After an exact slot of `cur` ends at its bound: runs it on ahead.
+  uint32_t run_ahead(int cur, const RunLimits& limits);
+  // Puts CPU `k` back to the exact point (cycle, cpu) (Resolver).
+  void resolve(int k, uint64_t cycle, int cpu) override;
+  void commit_all();
+  void resolve_all_to(uint64_t cycle, int cpu);
 
   MachineConfig cfg_;
   Bus bus_;
@@ -164,6 +188,14 @@ class Machine {
   EventStream events_;
   SymbolTable symbols_;
   Perturbation perturb_;
+  std::unique_ptr<PageOwners> owners_;
+  AheadStats ahead_stats_;
+  // Where a run that ends early (power-off, crash, stop) ended: CPUs that
+  // ran ahead are put back there.
+  bool agent_step_ = false;  // the host agent works on the running CPU's behalf
+  uint64_t agent_step_start_ = 0;
+  int end_cpu_ = -1;
+  uint64_t end_cycle_ = 0;
   std::unique_ptr<Platform> platform_;
   std::vector<Cpu*> cpus_;
   std::string console_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu/cpu.hpp"
+#include "mem/ownership.hpp"
 #include "sim/serial.hpp"
 
 namespace ksim {
@@ -29,8 +30,18 @@ class Platform {
   // stopped): exact SMP switches CPUs every instruction or two.
   // kSlotCrashed: the guest crashed (a trap loop); kSlotHookStopped: a trap
   // hook returned HookResult::stop.
-  enum SlotStatus : uint32_t { kSlotIdle = 1, kSlotCrashed = 2, kSlotHookStopped = 4 };
+  // kSlotSync: the CPU runs ahead and stopped before a sync point.
+  enum SlotStatus : uint32_t { kSlotIdle = 1, kSlotCrashed = 2, kSlotHookStopped = 4, kSlotSync = 8 };
   virtual uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) = 0;
+
+  // Running ahead (docs/SCHEDULING.md): the CPU state a run-ahead starts
+  // from, going back to it, and how the CPU's memory accesses are checked.
+  virtual void save_ahead_point(int cpu) = 0;
+  virtual void restore_ahead_point(int cpu) = 0;
+  virtual void set_access_mode(int cpu, AccessMode m) = 0;
+  // The cycle at which the CPU's last trap was taken (a crash or a hook's
+  // stop ends the run at that step).
+  virtual uint64_t last_trap_cycle(int cpu) const = 0;
 
   // Checkpoints: CPUs, devices and shared CPU structures.
   virtual void save(Writer& w) const = 0;
@@ -54,6 +65,7 @@ class Platform {
     }
     if (c.crashed()) st |= kSlotCrashed;
     if (c.hook_stopped()) st |= kSlotHookStopped;
+    if (c.sync_stopped()) st |= kSlotSync;
     return st;
   }
 };

@@ -41,7 +41,7 @@ class Rv64Platform final : public Platform {
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
     for (int i = 0; i < m.config().cpus; ++i) {
       auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks(),
-                                            m.perturbation());
+                                            m.perturbation(), m.page_owners());
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         Event e;
@@ -84,6 +84,10 @@ class Rv64Platform final : public Platform {
   uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
     return run_core_slot(*harts_[static_cast<size_t>(cpu)], until, steps, ready);
   }
+  void save_ahead_point(int cpu) override { harts_[static_cast<size_t>(cpu)]->save_ahead_point(); }
+  void restore_ahead_point(int cpu) override { harts_[static_cast<size_t>(cpu)]->restore_ahead_point(); }
+  void set_access_mode(int cpu, AccessMode m) override { harts_[static_cast<size_t>(cpu)]->set_access_mode(m); }
+  uint64_t last_trap_cycle(int cpu) const override { return harts_[static_cast<size_t>(cpu)]->last_trap_cycle(); }
 
   std::string crash_reason(int cpu) override {
     const rv64::Hart& h = *harts_[cpu];

@@ -38,7 +38,8 @@ class X86Platform final : public Platform {
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
     for (int i = 0; i < m.config().cpus; ++i) {
-      auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation());
+      auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation(),
+                                              m.page_owners());
       c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         m_.events().emit(Event{r.cycle, cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
@@ -73,6 +74,10 @@ class X86Platform final : public Platform {
   uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
     return run_core_slot(*cpus_[static_cast<size_t>(cpu)], until, steps, ready);
   }
+  void save_ahead_point(int cpu) override { cpus_[static_cast<size_t>(cpu)]->save_ahead_point(); }
+  void restore_ahead_point(int cpu) override { cpus_[static_cast<size_t>(cpu)]->restore_ahead_point(); }
+  void set_access_mode(int cpu, AccessMode m) override { cpus_[static_cast<size_t>(cpu)]->set_access_mode(m); }
+  uint64_t last_trap_cycle(int cpu) const override { return cpus_[static_cast<size_t>(cpu)]->last_trap_cycle(); }
   std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }
   void set_trace_insns(bool on) override {
     for (auto& c : cpus_) c->set_trace_insns(on);

@@ -57,9 +57,13 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t) { return go_precise(h
 void exec_decode(Hart& h, const Insn& i) {
   Insn& slot = const_cast<Insn&>(i);
   h.decode_into(slot, h.s.pc);
+  if (h.sync_stopped()) return;  // a sync point for a hart running ahead
   slot.exec(h, slot);
 }
 Next fast_decode(Hart& h, const Insn* i, ChainClock t) {
+  // Under exact SMP, decoding may put back a hart that ran ahead, which
+  // needs this hart's exact clock: the precise path has it.
+  if (h.owners().enabled()) return go_precise(h, i, t);
   Insn& slot = const_cast<Insn&>(*i);
   h.decode_into(slot, h.pc_of(i));
   return slot.fast(h, i, t);

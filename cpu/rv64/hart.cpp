@@ -26,7 +26,7 @@ const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "
 }  // namespace
 
 Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-           const TrapHookChain* hooks, const Perturbation& perturb)
+           const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners)
     : id_(id),
       bus_(bus),
       clint_(clint),
@@ -38,7 +38,9 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_size_(bus.ram().size()),
       ram_fast_last_(bus.ram().size() - sizeof(uint64_t)),
       page_flags_(bus.ram().flag_table()),
+      owners_(owners),
       perturb_(perturb) {
+  load_grants();
   ctl_.next_stall = stalls::first(perturb_, id_, s.cycle);
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
@@ -166,6 +168,7 @@ uint64_t Hart::step(uint64_t until, uint64_t steps) { return Slice::step(*this, 
 
 void Hart::begin_slice() {
   stop_requested_ = false;
+  sync_stop_ = false;
   stop_reason_ = StopReason::none;
   step_budget_ = 0;
 }
@@ -194,6 +197,10 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {
+  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, pc, mode_)) {
+    sync_stop();
+    return;
+  }
   decode_one(slot, pc);
   fuse(slot, pc);
 }
@@ -252,7 +259,19 @@ void Hart::fuse(Insn& a, uint64_t pc) {
 
 // --- Memory slow paths -----------------------------------------------------
 
+// Devices (and addresses that are neither RAM nor a device). Every device
+// access is a sync point for a hart running ahead; in exact order, the
+// harts ahead are put back first, as a device may interrupt them or end
+// the run.
+bool Hart::device_access_ok() {
+  if (!owners_.enabled()) return true;
+  if (mode_ != AccessMode::exact) return sync_stop();
+  owners_.resolve_all(id_, s.cycle);
+  return true;
+}
+
 bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
+  if (!device_access_ok()) return false;
   if (bus_.load(accessor(), addr, size, out) == AccessResult::ok) {
     if (size < 8) out &= (uint64_t{1} << (8 * size)) - 1;
     return true;
@@ -265,6 +284,7 @@ bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
 }
 
 bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
+  if (!device_access_ok()) return false;
   if (bus_.store(accessor(), addr, size, value) == AccessResult::ok) return true;
   bool misaligned = (addr & (size - 1)) != 0 && bus_.device_at(addr) != nullptr;
   raise(misaligned ? kStoreMisaligned : kStoreAccessFault, addr);
@@ -272,6 +292,8 @@ bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
 }
 
 bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
+  // Atomics touch the harts' shared reservations: a sync point ahead.
+  if (mode_ != AccessMode::exact) return sync_stop();
   if (addr & (size - 1)) {
     raise(is_load_reserved ? kLoadMisaligned : kStoreMisaligned, addr);
     return false;
@@ -279,6 +301,10 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
   if (!bus_.ram().contains(addr, size)) {  // devices do not support atomics
     raise(is_load_reserved ? kLoadAccessFault : kStoreAccessFault, addr);
     return false;
+  }
+  if (owners_.enabled()) {
+    owners_.access(id_, s.cycle, addr, size, !is_load_reserved, mode_);
+    if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, mode_, bus_.ram().page_flags(addr));
   }
   return true;
 }
@@ -294,10 +320,16 @@ void Hart::raise(uint64_t cause, uint64_t tval) {
 }
 
 void Hart::take_trap(const TrapInfo& t) {
+  // A trap runs hooks and reaches the outside world: a sync point ahead.
+  if (mode_ != AccessMode::exact) {
+    sync_stop();
+    return;
+  }
   last_trap_ = t;
   ++ctl_.traps;
   prepared_ = false;  // privilege, mstatus and the PC change
   const uint64_t taken = s.cycle;
+  last_trap_cycle_ = taken;
   s.cycle += timing::kTrapEntryCycles;
   if (hooks_ && !hooks_->empty()) {
     HookResult r = hooks_->run(*this, t);
@@ -385,6 +417,10 @@ void Hart::do_wfi(const Insn& i) {
   // and without a pending enabled interrupt the hart idles until one comes.
   if (s.priv == Priv::U && (s.mstatus & kMstatusTW)) {
     raise(kIllegalInsn, i.raw);
+    return;
+  }
+  if (mode_ != AccessMode::exact) {  // idling is decided in exact order
+    sync_stop();
     return;
   }
   retire(i);

@@ -2,6 +2,7 @@
 // memory-access fast paths the instruction semantics use.
 #pragma once
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -16,6 +17,7 @@
 #include "cpu/slice.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
+#include "mem/ownership.hpp"
 
 namespace ksim::rv64 {
 
@@ -51,7 +53,7 @@ struct Control {
 class Hart final : public Cpu {
  public:
   Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-       const TrapHookChain* hooks, const Perturbation& perturb);
+       const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners);
 
   // --- Cpu interface -------------------------------------------------------
   Isa isa() const override { return Isa::rv64; }
@@ -97,6 +99,7 @@ class Hart final : public Cpu {
   bool crashed() const { return stop_reason_ == StopReason::trap_loop; }
   bool hook_stopped() const { return stop_reason_ == StopReason::hook; }
   const TrapInfo& last_trap() const { return last_trap_; }
+  uint64_t last_trap_cycle() const { return last_trap_cycle_; }
 
   // --- Used by the instruction semantics ------------------------------------
   State s;
@@ -147,6 +150,7 @@ class Hart final : public Cpu {
   bool load_ram(uint64_t addr, T& out) const {
     uint64_t off = addr - ram_base_;
     if (off > ram_fast_last_) [[unlikely]] return false;
+    if (!may_read(off, sizeof(T))) [[unlikely]] return false;
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
@@ -156,6 +160,7 @@ class Hart final : public Cpu {
     if (off > ram_fast_last_) [[unlikely]] return false;
     if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
       return false;
+    if (!may_write(off, sizeof(T))) [[unlikely]] return false;
     std::memcpy(ram_ + off, &value, sizeof(T));
     return true;
   }
@@ -165,6 +170,8 @@ class Hart final : public Cpu {
   bool load(uint64_t addr, T& out) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
+      if (!may_read(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), false, mode_)) [[unlikely]]
+        return sync_stop();
       std::memcpy(&out, ram_ + off, sizeof(T));
       return true;
     }
@@ -177,9 +184,13 @@ class Hart final : public Cpu {
   bool store(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
+      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, mode_)) [[unlikely]]
+        return sync_stop();
+      const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
+      if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, mode_, flags)) [[unlikely]]
+        return sync_stop();
       std::memcpy(ram_ + off, &value, sizeof(T));
-      if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
-        bus_.notify_flagged_store(accessor(), addr, sizeof(T));
+      if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
       return true;
     }
     return store_slow(addr, sizeof(T), static_cast<uint64_t>(value));
@@ -198,6 +209,44 @@ class Hart final : public Cpu {
   Reservations& reservations() { return res_; }
 
   uint64_t mip() const;
+
+  // --- Running ahead (mem/ownership.hpp, docs/SCHEDULING.md) ---------------
+  // How memory accesses are checked: in exact order, ahead of it, or
+  // replaying an undone run-ahead.
+  void set_access_mode(AccessMode m) {
+    mode_ = m;
+    load_grants();
+  }
+  AccessMode access_mode() const { return mode_; }
+  // The grant generation moved on (a new run-ahead).
+  void load_grants() {
+    const PageOwners::Grants g = owners_.grants(id_);
+    grant_ = g.tag;
+    read_min_ = g.read_min;
+    write_tag_ = g.write_tag;
+  }
+  // The state a run-ahead starts from, and going back to it.
+  void save_ahead_point() {
+    ahead_s_ = s;
+    ahead_ctl_ = ctl_;
+  }
+  void restore_ahead_point() {
+    s = ahead_s_;
+    ctl_ = ahead_ctl_;
+    end_slice();
+  }
+  // The last run()/step() stopped before an instruction that is a sync
+  // point (the hart runs ahead; see PageOwners).
+  bool sync_stopped() const { return sync_stop_; }
+  // Stops before the current instruction, which is not executed; returns
+  // false for the callers' "not done" path.
+  bool sync_stop() {
+    sync_stop_ = true;
+    request_stop();
+    return false;
+  }
+  bool ahead() const { return mode_ != AccessMode::exact; }
+  PageOwners& owners() { return owners_; }
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
   Bus& bus() { return bus_; }
 
@@ -212,6 +261,12 @@ class Hart final : public Cpu {
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
+  bool may_read(uint64_t off, unsigned size) const {
+    return std::min(grant_[off >> kPageShift], grant_[(off + size - 1) >> kPageShift]) >= read_min_;
+  }
+  bool may_write(uint64_t off, unsigned size) const {
+    return (grant_[off >> kPageShift] == write_tag_) & (grant_[(off + size - 1) >> kPageShift] == write_tag_);
+  }
   bool stop_requested() const { return stop_requested_; }
   void run_pass();
   void step_pass(uint64_t budget);
@@ -225,6 +280,7 @@ class Hart final : public Cpu {
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
+  bool device_access_ok();
   bool load_slow(uint64_t addr, unsigned size, uint64_t& out);
   bool store_slow(uint64_t addr, unsigned size, uint64_t value);
   bool check_interrupts();
@@ -243,6 +299,13 @@ class Hart final : public Cpu {
   // last 7 bytes of RAM are left to the precise path.
   uint64_t ram_fast_last_;
   const uint8_t* page_flags_;
+  PageOwners& owners_;
+  const uint32_t* grant_ = nullptr;  // PageOwners::Grants of this hart
+  uint32_t read_min_ = 0, write_tag_ = 0;
+  AccessMode mode_ = AccessMode::exact;
+  bool sync_stop_ = false;
+  State ahead_s_;
+  Control ahead_ctl_;
 
   // Fetch window: the decoded page the hart is executing from.
   uint64_t fetch_base_ = ~uint64_t{0};
@@ -271,6 +334,7 @@ class Hart final : public Cpu {
   uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)
   StopReason stop_reason_ = StopReason::none;
   TrapInfo last_trap_{};
+  uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
 };
 

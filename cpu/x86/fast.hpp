@@ -196,10 +196,16 @@ FastNext alu_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     const uint64_t addr = ea(cpu, f);
     uint64_t a;
     if (!ld<S>(cpu, addr, a)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    // Whether the store will be allowed is known before anything changes
+    // (the flags record included): a store the precise path must make
+    // (exact SMP's page grants) re-runs the whole instruction there.
+    if constexpr (writes) {
+      if (!cpu.store_quiet_ok(addr, S)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    }
     const uint64_t b = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm) & kMask<S>;
     const uint64_t res = alu<K, S>(cpu, a, b);
     if constexpr (writes) {
-      if (st<S>(cpu, addr, res) == 2) [[unlikely]] return notify_and_next(cpu, f, cyc, r, addr, S);  // RAM: loaded
+      if (st<S>(cpu, addr, res) == 2) [[unlikely]] return notify_and_next(cpu, f, cyc, r, addr, S);  // checked above
     }
   }
   cyc += f->cycles;
@@ -560,6 +566,9 @@ inline FastNext fast_go_precise(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64
 }
 // A not yet decoded entry: decode it (both forms), then run it.
 inline FastNext fast_decode(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
+  // Under exact SMP, decoding may put back a CPU that ran ahead, which
+  // needs this CPU's exact clock: the precise path has it.
+  if (cpu.owners().enabled()) return fast::go_precise(cpu, f, cyc, r);
   cpu.decode_fast(f);
   return f->fn(cpu, f, cyc, r);
 }

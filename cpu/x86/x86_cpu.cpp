@@ -64,7 +64,7 @@ void DecodeCacheX86::flush() {
 // --- CPU ---------------------------------------------------------------------
 
 X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
-               const Perturbation& perturb)
+               const Perturbation& perturb, PageOwners& owners)
     : id_(id),
       bus_(bus),
       cache_(cache),
@@ -74,9 +74,12 @@ X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, co
       ram_(bus.ram().host()),
       ram_base_(bus.ram().base()),
       ram_size_(bus.ram().size()),
-      page_flags_(bus.ram().flag_table()) {
+      page_flags_(bus.ram().flag_table()),
+      owners_(owners) {
+  load_grants();
   s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
   fault_insn_.exec = nullptr;
+  sync_insn_.exec = [](X86Cpu&, const Insn&) {};  // not executed: the CPU stops
   fault_fast_.fn = &fast_go_precise;
   next_stall_ = stalls::first(perturb_, id_, s.cycle);
 }
@@ -116,10 +119,13 @@ bool X86Cpu::write_mem_operand(const Insn& i, const Operand& o, uint64_t v) {
 bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
+    if (!may_read(off, size) && !owners_.access(id_, s.cycle, addr, size, false, mode_)) [[unlikely]]
+      return sync_stop();
     v = 0;
     std::memcpy(&v, ram_ + off, size);
     return true;
   }
+  if (!device_access_ok()) return false;
   if (size <= 8 && bus_.load(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "load from unmapped address", true, 0);
   return false;
@@ -128,11 +134,16 @@ bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
 bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
+    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, mode_)) [[unlikely]]
+      return sync_stop();
+    const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift];
+    if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, mode_, flags)) [[unlikely]]
+      return sync_stop();
     std::memcpy(ram_ + off, &v, size);
-    if (page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift])
-      bus_.notify_flagged_store(accessor(), addr, size);
+    if (flags) bus_.notify_flagged_store(accessor(), addr, size);
     return true;
   }
+  if (!device_access_ok()) return false;
   if (size <= 8 && bus_.store(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "store to unmapped address", true, 0);
   return false;
@@ -170,9 +181,15 @@ void X86Cpu::raise(uint8_t vector, std::string text, bool has_error, uint64_t er
 // the trap first.
 void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text, bool has_error,
                      uint64_t error) {
+  // A trap runs hooks and reaches the outside world: a sync point ahead.
+  if (mode_ != AccessMode::exact) {
+    sync_stop();
+    return;
+  }
   ++traps_;
   halted_ = false;  // delivering an event ends HLT (SDM HLT)
   const uint64_t taken = s.cycle;
+  last_trap_cycle_ = taken;
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};
   if (hooks_ && !hooks_->empty()) {
@@ -203,6 +220,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     return crash("vector " + std::to_string(vector) + " has no IDT entry (triple fault)" +
                  (text.empty() ? "" : ": " + text));
   }
+  note_access(gate, 16, false);
   std::memcpy(&lo, ram_ + (gate - ram_base_), 8);
   std::memcpy(&hi, ram_ + (gate + 8 - ram_base_), 8);
   const bool present = (lo >> 47) & 1;
@@ -217,6 +235,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     rsp -= 8;
     uint64_t off = rsp - ram_base_;
     if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)");
+    note_access(rsp, 8, true);
+    if (page_flags_[off >> kPageShift] && owners_.enabled())
+      owners_.flagged_store(id_, last_trap_cycle_, mode_, page_flags_[off >> kPageShift]);
     std::memcpy(ram_ + off, &v, 8);
     if (page_flags_[off >> kPageShift]) bus_.notify_flagged_store(accessor(), rsp, 8);
   }
@@ -243,6 +264,10 @@ void X86Cpu::do_iretq(const Insn& i) {
 }
 
 void X86Cpu::do_hlt(const Insn& i) {
+  if (mode_ != AccessMode::exact) {  // idling is decided in exact order
+    sync_stop();
+    return;
+  }
   retire(i);
   halted_ = true;
   stop_ = 0;
@@ -270,6 +295,10 @@ bool X86Cpu::check_interrupts() {
   if (!(s.rflags & kIF) || sti_shadow_) return false;
   int v = irq_.pending(id_, s.cycle);
   if (v < 0) return false;
+  if (mode_ != AccessMode::exact) {  // taking it is a sync point ahead
+    sync_stop();
+    return false;
+  }
   irq_.acknowledge(id_, v);
   deliver(static_cast<uint8_t>(v), s.rip, true);
   return true;
@@ -285,6 +314,10 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
     off = rip - base;
   }
   if (fetch_page_->decoded(static_cast<unsigned>(off))) [[likely]] return fetch_page_->insn(static_cast<unsigned>(off));
+  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, rip, mode_)) {
+    sync_stop();
+    return sync_insn_;
+  }
   const Insn* e;
   {
     const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
@@ -416,10 +449,16 @@ void X86Cpu::loop(uint64_t budget) {
     }
     if (trace_insns_ && on_insn) on_insn(*this, in);
     const bool tf = s.rflags & kTF;
+    // A single-stepped instruction and its #DB are one step, and the trap
+    // is a sync point: ahead, stop before the instruction.
+    if (tf && mode_ != AccessMode::exact) {
+      sync_stop();
+      break;
+    }
     const bool shadow = sti_shadow_;
     const uint64_t before = steps(), retired_before = s.instret;
     in.exec(*this, in);
-    if (shadow) {
+    if (shadow && !sync_stop_) {  // (an instruction stopped at a sync point did not run)
       sti_shadow_ = false;
       stop_ = 0;  // now interrupts may be taken
     }
@@ -428,6 +467,16 @@ void X86Cpu::loop(uint64_t budget) {
     if (tf && s.instret != retired_before && !crashed_) deliver(kDB, s.rip, false);
     if (budget && steps() != before && --budget == 0) break;
   }
+}
+
+// Devices (and unmapped addresses). Every device access is a sync point
+// for a CPU running ahead; in exact order, the CPUs ahead are put back
+// first, as a device may interrupt them or end the run.
+bool X86Cpu::device_access_ok() {
+  if (!owners_.enabled()) return true;
+  if (mode_ != AccessMode::exact) return sync_stop();
+  owners_.resolve_all(id_, s.cycle);
+  return true;
 }
 
 void X86Cpu::run(uint64_t until) { Slice::run(*this, until); }

@@ -2,6 +2,7 @@
 // segmentation beyond the FS/GS bases), interrupts through a 64-bit IDT.
 // See docs/X86.md for what is and is not modelled.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "cpu/trap_hooks.hpp"
 #include "cpu/x86/insn.hpp"
 #include "mem/bus.hpp"
+#include "mem/ownership.hpp"
 
 namespace ksim::x86 {
 
@@ -91,7 +93,7 @@ class DecodeCacheX86;
 class X86Cpu final : public Cpu {
  public:
   X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
-         const Perturbation& perturb);
+         const Perturbation& perturb, PageOwners& owners);
 
   // Cpu interface.
   Isa isa() const override { return Isa::x86_64; }
@@ -162,6 +164,7 @@ class X86Cpu final : public Cpu {
     instret_at_last_trap_ = ~0ull;
   }
   bool hook_stopped() const { return hook_stopped_; }
+  uint64_t last_trap_cycle() const { return last_trap_cycle_; }
   const std::string& crash_reason() const { return crash_reason_; }
 
   // --- Used by the semantics -------------------------------------------------
@@ -263,6 +266,7 @@ class X86Cpu final : public Cpu {
   bool load_ram(uint64_t addr, T& out) const {
     const uint64_t off = addr - ram_base_;
     if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
+    if (!may_read(off, sizeof(T))) [[unlikely]] return false;
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
@@ -273,8 +277,20 @@ class X86Cpu final : public Cpu {
   int store_ram_quiet(uint64_t addr, T value) {
     const uint64_t off = addr - ram_base_;
     if (off > ram_size_ - sizeof(T)) [[unlikely]] return 0;
+    if (!may_write(off, sizeof(T))) [[unlikely]] return 0;
+    const bool flagged = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
+    // Under exact SMP a store into a flagged page may have to put back a
+    // CPU running ahead first (PageOwners::flagged_store): precise path.
+    if (flagged && owners_.enabled()) [[unlikely]] return 0;
     std::memcpy(ram_ + off, &value, sizeof(T));
-    return (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) ? 2 : 1;
+    return flagged ? 2 : 1;
+  }
+  // Whether store_ram_quiet() would store at [addr, addr+size) (RAM
+  // already checked by a load of the same bytes).
+  bool store_quiet_ok(uint64_t addr, unsigned size) const {
+    const uint64_t off = addr - ram_base_;
+    if (!may_write(off, size)) return false;
+    return !owners_.enabled() || !(page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
   }
   // Whether a RAM access at [addr, addr+size) touches a flagged page.
   bool flagged_ram(uint64_t addr, unsigned size) const {
@@ -284,6 +300,39 @@ class X86Cpu final : public Cpu {
   void notify_store(uint64_t addr, unsigned size, uint64_t cycle) {
     bus_.notify_flagged_store(Accessor{id_, cycle}, addr, size);
   }
+
+  // --- Running ahead (mem/ownership.hpp, docs/SCHEDULING.md) ---------------
+  void set_access_mode(AccessMode m) {
+    mode_ = m;
+    load_grants();
+  }
+  AccessMode access_mode() const { return mode_; }
+  void load_grants() {
+    const PageOwners::Grants g = owners_.grants(id_);
+    grant_ = g.tag;
+    read_min_ = g.read_min;
+    write_tag_ = g.write_tag;
+  }
+  void save_ahead_point() {
+    ahead_s_ = s;
+    ahead_ctl_ = control();
+  }
+  void restore_ahead_point() {
+    s = ahead_s_;
+    set_control(ahead_ctl_);
+    lazy_op = kLazyNone;
+    stop_ = 0;
+  }
+  bool sync_stopped() const { return sync_stop_; }
+  // Stops before the current instruction (a sync point while running
+  // ahead); returns false for the callers' "not done" path.
+  bool sync_stop() {
+    sync_stop_ = true;
+    request_stop();
+    return false;
+  }
+  bool ahead() const { return mode_ != AccessMode::exact; }
+  PageOwners& owners() { return owners_; }
 
   // --- Lazy flags (fast path only) ---------------------------------------------
   // The fast handlers do not compute RFLAGS: they record the last
@@ -327,6 +376,20 @@ class X86Cpu final : public Cpu {
   void begin_slice() {
     stop_requested_ = false;
     hook_stopped_ = false;
+    sync_stop_ = false;
+  }
+  bool may_read(uint64_t off, unsigned size) const {
+    return std::min(grant_[off >> kPageShift], grant_[(off + size - 1) >> kPageShift]) >= read_min_;
+  }
+  bool may_write(uint64_t off, unsigned size) const {
+    return (grant_[off >> kPageShift] == write_tag_) & (grant_[(off + size - 1) >> kPageShift] == write_tag_);
+  }
+  bool device_access_ok();
+  // A RAM access made by the CPU itself outside mem_read/mem_write
+  // (interrupt delivery, exact order only): recorded in the page owners,
+  // at the cycle the trap's step began.
+  void note_access(uint64_t addr, unsigned size, bool write) {
+    if (owners_.enabled()) owners_.access(id_, last_trap_cycle_, addr, size, write, mode_);
   }
   bool stop_requested() const { return stop_requested_; }
   void run_pass() { loop(0); }
@@ -343,6 +406,14 @@ class X86Cpu final : public Cpu {
   uint8_t* ram_;
   uint64_t ram_base_, ram_size_;
   const uint8_t* page_flags_;
+  PageOwners& owners_;
+  const uint32_t* grant_ = nullptr;  // PageOwners::Grants of this CPU
+  uint32_t read_min_ = 0, write_tag_ = 0;
+  AccessMode mode_ = AccessMode::exact;
+  bool sync_stop_ = false;
+  State ahead_s_;
+  Control ahead_ctl_{};
+  Insn sync_insn_{};  // what fetch() returns when decoding is a sync point
   uint64_t stop_ = 0;
   bool stop_requested_ = false;
   bool trace_insns_ = false;
@@ -351,6 +422,7 @@ class X86Cpu final : public Cpu {
   bool crashed_ = false, hook_stopped_ = false;
   std::string crash_reason_;
   uint64_t traps_ = 0;
+  uint64_t last_trap_cycle_ = 0;
   uint64_t instret_at_last_trap_ = ~0ull;
   int32_t nested_traps_ = 0;
   uint64_t rep_iterations_ = 0;
