@@ -52,6 +52,12 @@ AccessResult Bus::store(const Accessor& who, uint64_t addr, unsigned size, uint6
   return AccessResult::fault;
 }
 
+uint64_t Bus::cpus_affected(const Accessor& who, uint64_t addr, unsigned size, bool is_write, uint64_t value) const {
+  for (const auto& m : mappings_)
+    if (addr - m.base < m.size) return m.dev->cpus_affected(who, addr - m.base, size, is_write, value);
+  return ~uint64_t{0};
+}
+
 void Bus::notify_flagged_store(const Accessor& who, uint64_t addr, unsigned size) {
   notify_range(who, addr, size, ram_.page_flags(addr) | ram_.page_flags(addr + size - 1));
 }

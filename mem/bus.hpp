@@ -33,6 +33,9 @@ class Bus {
   // Called by the CPUs' fast paths after a RAM store into a page whose flag
   // byte is non-zero, and by store() itself.
   void notify_flagged_store(const Accessor& who, uint64_t addr, unsigned size);
+  // Device::cpus_affected() of the device at `addr` (all CPUs for an
+  // address no device decodes).
+  uint64_t cpus_affected(const Accessor& who, uint64_t addr, unsigned size, bool is_write, uint64_t value) const;
 
   // Listeners for stores into flagged pages: a listener registered for a
   // PageFlag sees every store into a page carrying that flag (the decoded-

@@ -22,6 +22,14 @@ class Device {
   // takes an access fault.
   virtual bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) = 0;
   virtual bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) = 0;
+  // The CPUs whose state an access (a load when !is_write) may change, bit
+  // i for CPU i: exact SMP puts back only those of them that ran ahead
+  // (mem/ownership.hpp). By default, all of them.
+  virtual uint64_t cpus_affected(const Accessor& who, uint64_t offset, unsigned size, bool is_write,
+                                 uint64_t value) const {
+    (void)who, (void)offset, (void)size, (void)is_write, (void)value;
+    return ~uint64_t{0};
+  }
 };
 
 }  // namespace ksim

@@ -9,18 +9,22 @@
 // where it stops before the instruction until it is the CPU furthest
 // behind. The CPU that runs in exact order may touch anything; when it
 // touches a page another CPU owns, the page changes state, and if that CPU
-// ran ahead and touched the page meanwhile, it is first put back to the
-// exact point (Resolver).
+// runs ahead and may have touched the page meanwhile, it is first put back
+// to the exact point (Resolver).
 //
-// The cores check a per-CPU grant table on their fast paths (one load and
-// compare per access): grant[page] >= read_min allows a load, == write_tag
-// a store. Grants are stamped with a per-CPU generation that moves on each
-// time the CPU starts running ahead, so the first access to each page in a
-// run-ahead takes the slow path (access()), which also copies a page
-// before the first store so the run can be undone, and so "granted in this
-// generation" means "touched since the run-ahead began".
+// The cores check per-CPU grant tables on their fast paths (one load and
+// compare per access):
+//  - read[page] >= gen allows a load. kReadAlways marks a page the CPU
+//    owns or that is read-shared (good until the page changes state); a
+//    grant of exactly `gen` is one made in exact order on a shared page,
+//    good until the CPU next runs ahead.
+//  - write[block] == gen allows a store to a 256-byte block. The
+//    generation moves on each time the CPU starts running ahead, so the
+//    first store to each block ahead takes the slow path (access()), which
+//    copies the block so the run can be undone.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -31,7 +35,7 @@ namespace ksim {
 // How a core's memory accesses are checked.
 enum class AccessMode : uint8_t {
   exact,   // the CPU runs in exact order: everything allowed
-  ahead,   // running ahead: stop at sync points, copy pages before storing
+  ahead,   // running ahead: stop at sync points, copy blocks before storing
   replay,  // re-running part of an undone run-ahead: like ahead, no copies
 };
 
@@ -46,6 +50,10 @@ class Resolver {
 class PageOwners {
  public:
   static constexpr uint8_t kUnowned = 0xff, kShared = 0xfe, kReadShared = 0xfd;
+  static constexpr unsigned kBlockShift = 8;  // undo granularity: 256 bytes
+  static constexpr uint64_t kBlockSize = uint64_t{1} << kBlockShift;
+  static constexpr unsigned kBlocksPerPage = 1u << (kPageShift - kBlockShift);
+  static constexpr uint16_t kReadAlways = 0xffff;
 
   PageOwners(Bus& bus, int cpus);
 
@@ -54,12 +62,13 @@ class PageOwners {
   bool enabled() const { return resolver_ != nullptr; }
 
   struct Grants {
-    const uint32_t* tag;
-    uint32_t read_min, write_tag;
+    const uint16_t* read;   // per page
+    const uint16_t* write;  // per block
+    uint16_t gen;
   };
   Grants grants(int cpu) const {
     const PerCpu& c = cpus_[static_cast<size_t>(cpu)];
-    return {c.tag.get(), c.read_min(), c.write_tag()};
+    return {c.read.get(), c.write.get(), c.gen};
   }
 
   // The slow path of a RAM access of `cpu` at `cycle` to [addr, addr+size)
@@ -67,8 +76,9 @@ class PageOwners {
   // runs ahead and must stop before the instruction (a sync point).
   bool access(int cpu, uint64_t cycle, uint64_t addr, unsigned size, bool write, AccessMode mode);
   // A store into a page with listeners (decoded code, tohost, an LR
-  // reservation): a sync point ahead; in exact order, every CPU that ran
-  // ahead is put back first (it may have fetched the code).
+  // reservation): a sync point ahead; in exact order, every CPU that runs
+  // ahead is put back first when the store changes code (it may have
+  // fetched it) or may end the run.
   bool flagged_store(int cpu, uint64_t cycle, AccessMode mode, uint8_t flags);
   // Before `cpu` decodes an instruction at `addr`: another CPU that runs
   // ahead and stored into that page is put back (in exact order), or the
@@ -80,38 +90,42 @@ class PageOwners {
   void before_host_access(int cpu, uint64_t cycle, uint64_t addr, uint64_t len, bool write);
 
   // Run-ahead bookkeeping of one CPU.
-  void begin_ahead(int cpu);      // a new generation; undo log emptied
-  void commit(int cpu);           // its run-ahead is final
-  void undo(int cpu);             // pages it stored into are restored
+  void begin_ahead(int cpu);  // a new generation; undo log emptied
+  void commit(int cpu);       // its run-ahead is final
+  void undo(int cpu);         // blocks it stored into are restored
   bool ahead(int cpu) const { return cpus_[static_cast<size_t>(cpu)].ahead; }
   uint8_t owner(uint64_t addr) const { return owner_[page_of(addr)]; }
-  // Pages copied since the CPU's run-ahead began (for tests and stats).
-  size_t undo_pages(int cpu) const { return cpus_[static_cast<size_t>(cpu)].undo_pages.size(); }
+  // Blocks copied since the CPU's run-ahead began (for tests and stats).
+  size_t undo_blocks(int cpu) const { return cpus_[static_cast<size_t>(cpu)].undo_blocks.size(); }
 
-  // Puts back every CPU that runs ahead and touched `page`
-  // (written_only: stored into it) to (cycle, cpu).
-  void resolve_touching(int cpu, uint64_t cycle, uint64_t page, bool written_only);
-  void resolve_all(int cpu, uint64_t cycle);
+  void resolve_all(int cpu, uint64_t cycle) { resolve_mask(cpu, cycle, ~uint64_t{0}); }
+  // Puts back the CPUs of `mask` (bit i: CPU i) that run ahead.
+  void resolve_mask(int cpu, uint64_t cycle, uint64_t mask);
 
  private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
   struct PerCpu {
-    std::unique_ptr<uint32_t[]> tag;
-    uint32_t gen = 1;  // grants of this generation: 2*gen (read), 2*gen+1 (write)
+    std::unique_ptr<uint16_t[], Free> read, write;
+    uint16_t gen = 0;
     bool ahead = false;
-    std::vector<uint32_t> undo_pages;
-    std::vector<uint8_t> undo_bytes;
-    uint32_t read_min() const { return 2 * gen; }
-    uint32_t write_tag() const { return 2 * gen + 1; }
-    bool touched(uint64_t page) const { return tag[page] >= read_min(); }
-    bool wrote(uint64_t page) const { return tag[page] == write_tag(); }
+    std::vector<uint32_t> undo_blocks;
+    std::unique_ptr<uint8_t[]> undo_bytes;  // undo_blocks.size() blocks, then spare room
+    size_t undo_room = 0;                   // blocks undo_bytes can hold
+    bool wrote(uint64_t page) const;
+    bool touched(uint64_t page) const { return read[page] == kReadAlways || wrote(page); }
+    void drop_writes(uint64_t page);
   };
   uint64_t page_of(uint64_t addr) const { return (addr - ram_.base()) >> kPageShift; }
-  bool page_access(int cpu, uint64_t cycle, uint64_t page, bool write, AccessMode mode);
-  void save_page(PerCpu& c, uint64_t page);
+  bool page_access(int cpu, uint64_t cycle, uint64_t page, uint64_t first_block, uint64_t last_block, bool write,
+                   AccessMode mode);
+  void grant_writes(PerCpu& c, uint64_t first_block, uint64_t last_block, bool copy);
+  void resolve_touching(int cpu, uint64_t cycle, uint64_t page, bool written_only);
 
   Bus& bus_;
   Ram& ram_;
-  uint64_t pages_;
+  uint64_t pages_, blocks_;
   std::vector<uint8_t> owner_;
   std::vector<PerCpu> cpus_;
   Resolver* resolver_ = nullptr;

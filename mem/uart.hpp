@@ -17,6 +17,8 @@ class Uart final : public Device {
   std::string_view name() const override { return "uart"; }
   bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) override;
   bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) override;
+  // The console changes no CPU's state (it raises no interrupt).
+  uint64_t cpus_affected(const Accessor&, uint64_t, unsigned, bool, uint64_t) const override { return 0; }
 
  private:
   Sink sink_;

@@ -63,6 +63,14 @@ bool Clint::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& 
   return false;
 }
 
+uint64_t Clint::cpus_affected(const Accessor&, uint64_t offset, unsigned, bool is_write, uint64_t) const {
+  if (!is_write) return 0;
+  const uint64_t n = msip_.size();
+  if (offset < kClintMsip + 4 * n) return uint64_t{1} << (offset / 4);
+  if (offset >= kClintMtimecmp && offset < kClintMtimecmp + 8 * n) return uint64_t{1} << ((offset - kClintMtimecmp) / 8);
+  return 0;
+}
+
 bool Clint::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) {
   const uint64_t n = msip_.size();
   if (offset < kClintMsip + 4 * n) {

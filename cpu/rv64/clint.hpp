@@ -36,6 +36,10 @@ class Clint final : public Device {
   std::string_view name() const override { return "clint"; }
   bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) override;
   bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) override;
+  // Writes to a hart's msip or mtimecmp change that hart's interrupts;
+  // nothing else changes a hart's state (mtime follows the reader's clock).
+  uint64_t cpus_affected(const Accessor& who, uint64_t offset, unsigned size, bool is_write,
+                         uint64_t value) const override;
 
   uint64_t mtime_at(uint64_t cycle) const { return cycle / divider_; }
   // First cycle at which `hart` sees its timer interrupt pending

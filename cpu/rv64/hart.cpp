@@ -263,15 +263,15 @@ void Hart::fuse(Insn& a, uint64_t pc) {
 // access is a sync point for a hart running ahead; in exact order, the
 // harts ahead are put back first, as a device may interrupt them or end
 // the run.
-bool Hart::device_access_ok() {
+bool Hart::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
   if (mode_ != AccessMode::exact) return sync_stop();
-  owners_.resolve_all(id_, s.cycle);
+  owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }
 
 bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
-  if (!device_access_ok()) return false;
+  if (!device_access_ok(addr, size, false, 0)) return false;
   if (bus_.load(accessor(), addr, size, out) == AccessResult::ok) {
     if (size < 8) out &= (uint64_t{1} << (8 * size)) - 1;
     return true;
@@ -284,7 +284,7 @@ bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
 }
 
 bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
-  if (!device_access_ok()) return false;
+  if (!device_access_ok(addr, size, true, value)) return false;
   if (bus_.store(accessor(), addr, size, value) == AccessResult::ok) return true;
   bool misaligned = (addr & (size - 1)) != 0 && bus_.device_at(addr) != nullptr;
   raise(misaligned ? kStoreMisaligned : kStoreAccessFault, addr);

@@ -221,9 +221,9 @@ class Hart final : public Cpu {
   // The grant generation moved on (a new run-ahead).
   void load_grants() {
     const PageOwners::Grants g = owners_.grants(id_);
-    grant_ = g.tag;
-    read_min_ = g.read_min;
-    write_tag_ = g.write_tag;
+    read_grant_ = g.read;
+    write_grant_ = g.write;
+    gen_ = g.gen;
   }
   // The state a run-ahead starts from, and going back to it.
   void save_ahead_point() {
@@ -261,11 +261,14 @@ class Hart final : public Cpu {
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
+  // The page grants (PageOwners): one load and compare per access (two
+  // for an access that straddles a page or a block).
   bool may_read(uint64_t off, unsigned size) const {
-    return std::min(grant_[off >> kPageShift], grant_[(off + size - 1) >> kPageShift]) >= read_min_;
+    return std::min(read_grant_[off >> kPageShift], read_grant_[(off + size - 1) >> kPageShift]) >= gen_;
   }
   bool may_write(uint64_t off, unsigned size) const {
-    return (grant_[off >> kPageShift] == write_tag_) & (grant_[(off + size - 1) >> kPageShift] == write_tag_);
+    constexpr unsigned kB = PageOwners::kBlockShift;
+    return (write_grant_[off >> kB] == gen_) & (write_grant_[(off + size - 1) >> kB] == gen_);
   }
   bool stop_requested() const { return stop_requested_; }
   void run_pass();
@@ -280,7 +283,7 @@ class Hart final : public Cpu {
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
-  bool device_access_ok();
+  bool device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value);
   bool load_slow(uint64_t addr, unsigned size, uint64_t& out);
   bool store_slow(uint64_t addr, unsigned size, uint64_t value);
   bool check_interrupts();
@@ -300,8 +303,9 @@ class Hart final : public Cpu {
   uint64_t ram_fast_last_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
-  const uint32_t* grant_ = nullptr;  // PageOwners::Grants of this hart
-  uint32_t read_min_ = 0, write_tag_ = 0;
+  const uint16_t* read_grant_ = nullptr;  // PageOwners::Grants
+  const uint16_t* write_grant_ = nullptr;
+  uint16_t gen_ = 0;
   AccessMode mode_ = AccessMode::exact;
   bool sync_stop_ = false;
   State ahead_s_;

@@ -154,6 +154,24 @@ bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& 
   }
 }
 
+uint64_t Lapic::cpus_affected(const Accessor& who, uint64_t offset, unsigned, bool is_write, uint64_t value) const {
+  if (!is_write || offset != kIcrLow) return 0;
+  // The targets, as write() picks them.
+  const uint32_t v = static_cast<uint32_t>(value);
+  if (((v >> 8) & 7) != 0) return 0;
+  const unsigned shorthand = (v >> 18) & 3;
+  const int dest = static_cast<int>(cpu_[static_cast<size_t>(who.cpu)].icr_high >> 24);
+  uint64_t mask = 0;
+  for (int c = 0; c < static_cast<int>(cpu_.size()); ++c) {
+    const bool hit = shorthand == 0   ? (c == dest || dest == 0xff)
+                     : shorthand == 1 ? c == who.cpu
+                     : shorthand == 2 ? true
+                                      : c != who.cpu;
+    if (hit) mask |= uint64_t{1} << c;
+  }
+  return mask;
+}
+
 bool Lapic::write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) {
   if (size != 4 || (offset & 0xf) || who.cpu < 0) return false;
   fire_timer(who.cpu, who.cycle);

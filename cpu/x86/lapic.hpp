@@ -29,6 +29,10 @@ class Lapic final : public Device, public InterruptSource {
   std::string_view name() const override { return "lapic"; }
   bool read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) override;
   bool write(const Accessor& who, uint64_t offset, unsigned size, uint64_t value) override;
+  // Only an ICR write (an IPI) changes another CPU's state; every other
+  // register is the accessing CPU's own.
+  uint64_t cpus_affected(const Accessor& who, uint64_t offset, unsigned size, bool is_write,
+                         uint64_t value) const override;
 
   int pending(int cpu, uint64_t cycle) const override;
   void acknowledge(int cpu, int vector) override;

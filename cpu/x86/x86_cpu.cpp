@@ -125,7 +125,7 @@ bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
     std::memcpy(&v, ram_ + off, size);
     return true;
   }
-  if (!device_access_ok()) return false;
+  if (!device_access_ok(addr, size, false, 0)) return false;
   if (size <= 8 && bus_.load(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "load from unmapped address", true, 0);
   return false;
@@ -143,7 +143,7 @@ bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
     return true;
   }
-  if (!device_access_ok()) return false;
+  if (!device_access_ok(addr, size, true, v)) return false;
   if (size <= 8 && bus_.store(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "store to unmapped address", true, 0);
   return false;
@@ -472,10 +472,10 @@ void X86Cpu::loop(uint64_t budget) {
 // Devices (and unmapped addresses). Every device access is a sync point
 // for a CPU running ahead; in exact order, the CPUs ahead are put back
 // first, as a device may interrupt them or end the run.
-bool X86Cpu::device_access_ok() {
+bool X86Cpu::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
   if (mode_ != AccessMode::exact) return sync_stop();
-  owners_.resolve_all(id_, s.cycle);
+  owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }
 

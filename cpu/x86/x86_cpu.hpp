@@ -309,9 +309,9 @@ class X86Cpu final : public Cpu {
   AccessMode access_mode() const { return mode_; }
   void load_grants() {
     const PageOwners::Grants g = owners_.grants(id_);
-    grant_ = g.tag;
-    read_min_ = g.read_min;
-    write_tag_ = g.write_tag;
+    read_grant_ = g.read;
+    write_grant_ = g.write;
+    gen_ = g.gen;
   }
   void save_ahead_point() {
     ahead_s_ = s;
@@ -378,13 +378,16 @@ class X86Cpu final : public Cpu {
     hook_stopped_ = false;
     sync_stop_ = false;
   }
+  // The page grants (PageOwners): one load and compare per access (two
+  // for an access that straddles a page or a block).
   bool may_read(uint64_t off, unsigned size) const {
-    return std::min(grant_[off >> kPageShift], grant_[(off + size - 1) >> kPageShift]) >= read_min_;
+    return std::min(read_grant_[off >> kPageShift], read_grant_[(off + size - 1) >> kPageShift]) >= gen_;
   }
   bool may_write(uint64_t off, unsigned size) const {
-    return (grant_[off >> kPageShift] == write_tag_) & (grant_[(off + size - 1) >> kPageShift] == write_tag_);
+    constexpr unsigned kB = PageOwners::kBlockShift;
+    return (write_grant_[off >> kB] == gen_) & (write_grant_[(off + size - 1) >> kB] == gen_);
   }
-  bool device_access_ok();
+  bool device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value);
   // A RAM access made by the CPU itself outside mem_read/mem_write
   // (interrupt delivery, exact order only): recorded in the page owners,
   // at the cycle the trap's step began.
@@ -407,8 +410,9 @@ class X86Cpu final : public Cpu {
   uint64_t ram_base_, ram_size_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
-  const uint32_t* grant_ = nullptr;  // PageOwners::Grants of this CPU
-  uint32_t read_min_ = 0, write_tag_ = 0;
+  const uint16_t* read_grant_ = nullptr;  // PageOwners::Grants
+  const uint16_t* write_grant_ = nullptr;
+  uint16_t gen_ = 0;
   AccessMode mode_ = AccessMode::exact;
   bool sync_stop_ = false;
   State ahead_s_;
