@@ -2,26 +2,29 @@
 // bookkeeping that lets exact SMP run a CPU ahead of the rest
 // (docs/SCHEDULING.md, "Running ahead").
 //
-// Every RAM page has an owner byte: unowned, one CPU, "read-shared" (read
-// by several CPUs, written by none since) or "shared". A CPU running ahead
-// of the exact schedule may load from pages it owns or that are
-// read-shared and store to pages it owns; anything else is a sync point,
-// where it stops before the instruction until it is the CPU furthest
-// behind. The CPU that runs in exact order may touch anything; when it
-// touches a page another CPU owns, the page changes state, and if that CPU
-// runs ahead and may have touched the page meanwhile, it is first put back
-// to the exact point (Resolver).
+// RAM is divided in 256-byte blocks (small enough that CPUs' private data
+// rarely shares one: per-CPU areas, stacks, task structures). Every block
+// has an owner byte: unowned, one CPU, "read-shared" (read by several
+// CPUs, written by none since) or "shared". A CPU running ahead of the
+// exact schedule may load from blocks it owns or that are read-shared and
+// store to blocks it owns; anything else is a sync point, where it stops
+// before the instruction until it is the CPU furthest behind. The CPU that
+// runs in exact order may touch anything; when it touches a block another
+// CPU owns, the block changes state, and if that CPU runs ahead and may
+// have touched the block meanwhile, it is first put back to the exact
+// point (Resolver).
 //
 // The cores check per-CPU grant tables on their fast paths (one load and
 // compare per access):
-//  - read[page] >= gen allows a load. kReadAlways marks a page the CPU
-//    owns or that is read-shared (good until the page changes state); a
-//    grant of exactly `gen` is one made in exact order on a shared page,
+//  - read[block] >= gen allows a load. kReadAlways marks a block the CPU
+//    owns or that is read-shared (good until the block changes state); a
+//    grant of exactly `gen` is one made in exact order on a shared block,
 //    good until the CPU next runs ahead.
-//  - write[block] == gen allows a store to a 256-byte block. The
-//    generation moves on each time the CPU starts running ahead, so the
-//    first store to each block ahead takes the slow path (access()), which
-//    copies the block so the run can be undone.
+//  - write[block] == gen allows a store. The generation moves on each
+//    time the CPU starts running ahead, so the first store to each block
+//    ahead takes the slow path (access()), which copies the block so the
+//    run can be undone.
+// Generation 0 means "off": every access is granted (tables of zeros).
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -50,7 +53,7 @@ class Resolver {
 class PageOwners {
  public:
   static constexpr uint8_t kUnowned = 0xff, kShared = 0xfe, kReadShared = 0xfd;
-  static constexpr unsigned kBlockShift = 8;  // undo granularity: 256 bytes
+  static constexpr unsigned kBlockShift = 8;  // 256-byte blocks
   static constexpr uint64_t kBlockSize = uint64_t{1} << kBlockShift;
   static constexpr unsigned kBlocksPerPage = 1u << (kPageShift - kBlockShift);
   static constexpr uint16_t kReadAlways = 0xffff;
@@ -62,8 +65,8 @@ class PageOwners {
   bool enabled() const { return resolver_ != nullptr; }
 
   struct Grants {
-    const uint16_t* read;   // per page
-    const uint16_t* write;  // per block
+    const uint16_t* read;  // per block
+    const uint16_t* write;
     uint16_t gen;
   };
   Grants grants(int cpu) const {
@@ -94,7 +97,7 @@ class PageOwners {
   void commit(int cpu);       // its run-ahead is final
   void undo(int cpu);         // blocks it stored into are restored
   bool ahead(int cpu) const { return cpus_[static_cast<size_t>(cpu)].ahead; }
-  uint8_t owner(uint64_t addr) const { return owner_[page_of(addr)]; }
+  uint8_t owner(uint64_t addr) const { return owner_[block_of(addr)]; }
   // Blocks copied since the CPU's run-ahead began (for tests and stats).
   size_t undo_blocks(int cpu) const { return cpus_[static_cast<size_t>(cpu)].undo_blocks.size(); }
 
@@ -107,25 +110,25 @@ class PageOwners {
     void operator()(void* p) const { std::free(p); }
   };
   struct PerCpu {
-    std::unique_ptr<uint16_t[], Free> read, write;
+    std::unique_ptr<uint16_t[], Free> read, write;  // per block
     uint16_t gen = 0;
     bool ahead = false;
     std::vector<uint32_t> undo_blocks;
     std::unique_ptr<uint8_t[]> undo_bytes;  // undo_blocks.size() blocks, then spare room
     size_t undo_room = 0;                   // blocks undo_bytes can hold
-    bool wrote(uint64_t page) const;
-    bool touched(uint64_t page) const { return read[page] == kReadAlways || wrote(page); }
-    void drop_writes(uint64_t page);
+    bool wrote(uint64_t b) const { return write[b] == gen; }
+    bool touched(uint64_t b) const { return read[b] == kReadAlways || wrote(b); }
   };
-  uint64_t page_of(uint64_t addr) const { return (addr - ram_.base()) >> kPageShift; }
-  bool page_access(int cpu, uint64_t cycle, uint64_t page, uint64_t first_block, uint64_t last_block, bool write,
-                   AccessMode mode);
-  void grant_writes(PerCpu& c, uint64_t first_block, uint64_t last_block, bool copy);
-  void resolve_touching(int cpu, uint64_t cycle, uint64_t page, bool written_only);
+  uint64_t block_of(uint64_t addr) const { return (addr - ram_.base()) >> kBlockShift; }
+  bool block_access(int cpu, uint64_t cycle, uint64_t block, bool write, AccessMode mode);
+  void grant_write(PerCpu& c, uint64_t block, bool copy);
+  // Puts back the CPUs ahead that touched (or stored into) blocks [lo, hi].
+  void resolve_touching(int cpu, uint64_t cycle, uint64_t lo, uint64_t hi, bool written_only);
 
   Bus& bus_;
   Ram& ram_;
-  uint64_t pages_, blocks_;
+  uint64_t blocks_;
+  bool dirty_ = false;  // tables hold grants (they are all zero otherwise)
   std::vector<uint8_t> owner_;
   std::vector<PerCpu> cpus_;
   Resolver* resolver_ = nullptr;

@@ -261,10 +261,11 @@ class Hart final : public Cpu {
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
-  // The page grants (PageOwners): one load and compare per access (two
-  // for an access that straddles a page or a block).
+  // The block grants (PageOwners): one load and compare per access (two
+  // for an access that straddles two blocks).
   bool may_read(uint64_t off, unsigned size) const {
-    return std::min(read_grant_[off >> kPageShift], read_grant_[(off + size - 1) >> kPageShift]) >= gen_;
+    constexpr unsigned kB = PageOwners::kBlockShift;
+    return std::min(read_grant_[off >> kB], read_grant_[(off + size - 1) >> kB]) >= gen_;
   }
   bool may_write(uint64_t off, unsigned size) const {
     constexpr unsigned kB = PageOwners::kBlockShift;
