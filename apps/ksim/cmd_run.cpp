@@ -31,7 +31,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
       ("image", po::value(&image)->default_value(kDefaultImage),
-       "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, hello")
+       "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, fig4 (the "
+       "2006 paper's Figure 4 benchmark: every CPU calls fig4_target 65,535 times), hello (RV64)")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
       ("seed", po::value(&seed_opt)->default_value(U64{0}),
        "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
