@@ -169,3 +169,14 @@ TEST_CASE("kprobes-locking spinlock: the workload kernel passes its checks with 
   CHECK(rig.eng->stats().lock_contended > 0);
   CHECK(rig.eng->lock_owner() == -1);
 }
+
+TEST_CASE("kprobes-locking spinlock on 2 CPUs (docs/FIG4.md): after one wait at the start the two CPUs alternate, "
+          "each one's hold fitting in the other's time outside the lock",
+          "[kprobes][locking]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  Fig4Run spin = run_fig4(isa, 2, 3000, Locking::spinlock);
+  INFO(isa_name(isa));
+  CHECK(spin.stats.lock_acquires == 2 * 3000);
+  CHECK(spin.stats.lock_contended == 1);
+  CHECK(spin.paths.overlaps() == 0);
+}
