@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 
+#include "cpu/timing.hpp"
 #include "kprobes/op_queue.hpp"
 #include "support/kprobe_rig.hpp"
 #include "support/run_process.hpp"
@@ -267,4 +268,33 @@ TEST_CASE("probe script through the CLI: probe_op events in the trace, the summa
   // And again: deterministic.
   ProcessResult again = run_ksim(args);
   CHECK(trace_hash(again.out) == trace_hash(r.out));
+}
+
+TEST_CASE("probe script: a caller CPU asleep in wfi/hlt lets idle time pass up to the operation's cycle and pays "
+          "the operation's cycles from there",
+          "[kprobes][script]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  // probe_bench: CPU 0 runs the loop, CPU 1 parks in wfi/hlt at once.
+  KprobeRig rig(ksim::test::bench_image(isa), 2);
+  ProbeSession session(*rig.eng, nullptr);
+  ProbeOpQueue ops(session, events::parse_probe_script("@5000 p:x bench_target\n", "t", rig.eng->arch()), 1, "t");
+  ops.check();
+  struct Stamps : EventObserver {
+    std::vector<Event> ev;
+    void on_event(const Event& e) override {
+      if (e.kind == EventKind::probe_op || (e.kind == EventKind::probe && e.text == "register")) ev.push_back(e);
+    }
+  } stamps;
+  rig.m.events().add(&stamps);
+  RunResult r = ops.run(rig.m);
+  REQUIRE(r.end == RunResult::End::poweroff);
+  REQUIRE(stamps.ev.size() == 2);
+  CHECK(stamps.ev[0].kind == EventKind::probe_op);
+  CHECK(stamps.ev[0].cpu == 1);
+  CHECK(stamps.ev[0].cycle == 5000);
+  CHECK(ops.outcomes()[0].at == 5000);
+  // register_kprobe's work (kKprobeRegisterCycles, one text poke) starts there.
+  CHECK(stamps.ev[1].cpu == 1);
+  CHECK(stamps.ev[1].cycle == 5000 + timing::kKprobeRegisterCycles + timing::kTextPokeCycles);
+  CHECK(session.probes().front()->hits() > 0);
 }
