@@ -74,7 +74,9 @@ TEST_CASE("--image fig4: every CPU calls fig4_target 65,535 times; a probe on it
   // No probe and rcu: the CPUs do not slow each other down (within 1%).
   CHECK(cycles["none4"] < cycles["none1"] * 101 / 100);
   CHECK(cycles["rcu4"] < cycles["rcu1"] * 101 / 100);
-  CHECK(cycles["rcu1"] > cycles["none1"] * 3);  // the probe costs more than the call
+  // A hit (~140 cycles) costs several times the call (~25): docs/FIG4.md.
+  CHECK(cycles["rcu1"] > cycles["none1"] * 6);
+  CHECK(cycles["rcu1"] < cycles["none1"] * 8);
   // The spinlock: 4 CPUs wait for each other.
   CHECK(cycles["spinlock4"] > cycles["rcu4"] * 3 / 2);
   CHECK(cycles["spinlock4"] > cycles["spinlock1"] * 3 / 2);

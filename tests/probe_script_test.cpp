@@ -92,8 +92,8 @@ TEST_CASE("probe script: bad lines are refused before the run with FILE:LINE, th
     std::string caret;  // the line as shown, then the caret line
   };
   const std::vector<Bad> cases = {
-      {"# comment\n\n@100 p:x do_fork\n@200 p:y do_fork flags=%foo\n", 4, "bad probe spec: unknown register 'foo'",
-       "  @200 p:y do_fork flags=%foo\n                          ^"},
+      {"# comment\n\n@100 p:x do_fork   # a comment after an operation\n@200 p:y do_fork flags=%foo # c\n", 4, "bad probe spec: unknown register 'foo'",
+       "  @200 p:y do_fork flags=%foo # c\n                          ^"},
       {"@1x0 p:x do_fork\n", 1, "bad cycle '1x0'", "  @1x0 p:x do_fork\n   ^"},
       {"p:x do_fork\n", 1, "expected @CYCLE", "  p:x do_fork\n  ^"},
       {"@100\n", 1, "no operation after the cycle", ""},
@@ -194,7 +194,7 @@ std::string churn_script() {
     s += "@" + std::to_string(c += 82'000) + " kprobes-enabled 1\n";
     for (int i = 0; i < 5; ++i) s += "@" + std::to_string(c += 46'000) + " -:" + names[i] + "\n";
   }
-  s += "@" + std::to_string(c += 10'000) + " p:last do_fork\n";  // still registered at the end
+  s += "@" + std::to_string(c += 10'000) + " p:last do_fork  # still registered at the end\n";
   return s;
 }
 

@@ -87,12 +87,16 @@ std::vector<ProbeOp> parse_probe_script(std::string_view script, const std::stri
     std::string_view line = script.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? script.size() : nl + 1;
     ++lineno;
+    const std::string_view full = line;
     auto fail = [&](size_t column, const std::string& reason) {
-      throw ScriptError(file, lineno, line, column, reason);
+      throw ScriptError(file, lineno, full, column, reason);
     };
+    // A comment runs from '#' to the end of the line (the error display
+    // keeps the whole line).
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     size_t i = 0;
     while (i < line.size() && is_space(line[i])) ++i;
-    if (i == line.size() || line[i] == '#') continue;
+    if (i == line.size()) continue;
     if (line[i] != '@') fail(i, "expected @CYCLE at the start of the line (an operation is '@CYCLE OP')");
     size_t c0 = i + 1, c1 = c0;
     while (c1 < line.size() && !is_space(line[c1])) ++c1;
@@ -107,7 +111,7 @@ std::vector<ProbeOp> parse_probe_script(std::string_view script, const std::stri
     ProbeOp op;
     op.cycle = *cycle;
     op.line = lineno;
-    op.line_text = std::string(line);
+    op.line_text = std::string(full);
     op.column = o;
     op.text = std::string(line.substr(o, end - o));
     std::vector<Word> w = words_of(line.substr(0, end), o);

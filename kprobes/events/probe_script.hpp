@@ -10,8 +10,9 @@
 //   disable [GRP/]EVENT      disable_kprobe() on it
 //   kprobes-enabled 0|1      the debugfs kprobes/enabled knob
 //
-// CYCLE is decimal or 0x hex. Blank lines and lines whose first non-blank
-// character is '#' are ignored. Operations are performed in cycle order,
+// CYCLE is decimal or 0x hex. A '#' starts a comment to the end of the
+// line (as Linux's trace_parse_run_command reads a kprobe_events file);
+// blank lines are ignored. Operations are performed in cycle order,
 // lines of the same cycle in file order (kprobes/op_queue.hpp runs them).
 //
 // Parsing checks the syntax only; whether an event exists when it is
