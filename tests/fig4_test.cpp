@@ -45,8 +45,8 @@ std::string expected_result(uint64_t calls) {
 
 }  // namespace
 
-TEST_CASE("--image fig4: every CPU calls fig4_target 65,535 times; a probe on it is hit CPUs x 65,535 times; rcu "
-          "stays flat, the spinlock grows",
+TEST_CASE("the fig4 image (--image fig4): every CPU calls fig4_target 65535 times and a probe on it is hit CPUs x 65535 times: rcu "
+          "stays flat and the spinlock grows",
           "[fig4][cli]") {
   const std::string isa = GENERATE("rv64", "x86");
   const std::string result = expected_result(65535);

@@ -83,7 +83,7 @@ struct ScriptRig {
 
 }  // namespace
 
-TEST_CASE("probe script: bad lines are refused before the run with FILE:LINE, the line and a caret; exit status 2",
+TEST_CASE("probe script: bad lines are refused before the run with FILE:LINE, the line and a caret (exit status 2)",
           "[kprobes][script][cli]") {
   struct Bad {
     std::string script;
