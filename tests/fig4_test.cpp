@@ -11,21 +11,12 @@
 #include <map>
 #include <regex>
 
-#include "support/run_process.hpp"
+#include "support/ksim_cli.hpp"
 
 using ksim::test::ProcessResult;
+using ksim::test::run_ksim;
 
 namespace {
-
-ProcessResult run_ksim(std::vector<std::string> args) {
-  const char* env = std::getenv("KSIM_BIN");
-  args.insert(args.begin(), env != nullptr && *env != '\0' ? env : KSIM_BINARY_DIR "/apps/ksim/ksim");
-  REQUIRE(std::filesystem::exists(args[0]));
-  ProcessResult r = ksim::test::run_process(args, std::chrono::seconds(120));
-  REQUIRE_FALSE(r.timed_out);
-  REQUIRE(r.exited);
-  return r;
-}
 
 uint64_t number_after(const std::string& out, const std::string& label) {
   std::smatch m;

@@ -14,29 +14,16 @@
 #include "cpu/timing.hpp"
 #include "kprobes/op_queue.hpp"
 #include "support/kprobe_rig.hpp"
-#include "support/run_process.hpp"
+#include "support/ksim_cli.hpp"
 
 using namespace ksim;
 using namespace ksim::kprobes;
 using ksim::test::KprobeRig;
 using ksim::test::kernel_image;
 using ksim::test::ProcessResult;
+using ksim::test::run_ksim;
 
 namespace {
-
-std::string ksim_bin() {
-  const char* env = std::getenv("KSIM_BIN");
-  return env != nullptr && *env != '\0' ? env : KSIM_BINARY_DIR "/apps/ksim/ksim";
-}
-
-ProcessResult run_ksim(std::vector<std::string> args) {
-  args.insert(args.begin(), ksim_bin());
-  REQUIRE(std::filesystem::exists(args[0]));
-  ProcessResult r = ksim::test::run_process(args, std::chrono::seconds(300));
-  REQUIRE_FALSE(r.timed_out);
-  REQUIRE(r.exited);
-  return r;
-}
 
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = std::string(KSIM_BINARY_DIR) + "/" + name;
@@ -237,7 +224,7 @@ TEST_CASE("probe script through the CLI: probe_op events in the trace, the summa
                                    "--probe-action", "pr=count", "--probes-list"};
   std::vector<std::string> traced = args;
   traced.insert(traced.end(), {"--trace", trace});
-  ProcessResult r = run_ksim(traced);
+  ProcessResult r = run_ksim(traced, std::chrono::seconds(300));
   INFO(r.out.substr(r.out.size() > 3000 ? r.out.size() - 3000 : 0) << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("probe-script: 55 of 55 operations performed, 0 failed\n") != std::string::npos);
@@ -261,7 +248,7 @@ TEST_CASE("probe script through the CLI: probe_op events in the trace, the summa
   // The same inputs on the per-instruction reference schedule: the same run.
   std::vector<std::string> ref = args;
   ref.push_back("--reference-schedule");
-  ProcessResult rr = run_ksim(ref);
+  ProcessResult rr = run_ksim(ref, std::chrono::seconds(300));
   REQUIRE(rr.status == 0);
   CHECK(trace_hash(rr.out) == trace_hash(r.out));
   CHECK(rr.out.substr(rr.out.find("probes:")) == r.out.substr(r.out.find("probes:")));
@@ -297,4 +284,37 @@ TEST_CASE("probe script: a caller CPU asleep in wfi/hlt lets idle time pass up t
   CHECK(stamps.ev[1].cpu == 1);
   CHECK(stamps.ev[1].cycle == 5000 + timing::kKprobeRegisterCycles + timing::kTextPokeCycles);
   CHECK(session.probes().front()->hits() > 0);
+}
+
+TEST_CASE("probe script: an operation refused when it is performed is recorded as failed, in its probe_op event "
+          "too, and the run goes on",
+          "[kprobes][script]") {
+  KprobeRig rig(kernel_image(Isa::rv64), 1);
+  ProbeSession session(*rig.eng, nullptr);
+  ProbeOpQueue ops(session, events::parse_probe_script("@1000 p:x do_fork\n@2000 disable x\n", "t", rig.eng->arch()), 0,
+                   "t");
+  ops.check();
+  struct Ops : EventObserver {
+    std::vector<Event> ev;
+    void on_event(const Event& e) override {
+      if (e.kind == EventKind::probe_op) ev.push_back(e);
+    }
+  } seen;
+  rig.m.events().add(&seen);
+  // Performed out of order by hand (the queue never does this): the event
+  // the operation names does not exist yet, as after a runtime refusal of
+  // its definition.
+  ops.perform(ops.ops()[1]);
+  REQUIRE(seen.ev.size() == 1);
+  CHECK(seen.ev[0].b == 1);
+  CHECK(seen.ev[0].a == 2);
+  CHECK(seen.ev[0].text == "disable x");
+  CHECK(ops.outcomes()[1].failed);
+  CHECK(ops.outcomes()[1].error.find("no probe event named 'x'") != std::string::npos);
+  ops.perform(ops.ops()[0]);
+  CHECK_FALSE(ops.outcomes()[0].failed);
+  CHECK(seen.ev.back().b == 0);
+  RunResult r = rig.m.run();
+  CHECK(rig.passed(r));
+  CHECK(session.probes().front()->hits() == static_cast<uint64_t>(rig.printed("forks")));
 }

@@ -2,7 +2,6 @@
 // the kprobe_events parser itself; its column is moved into the line.
 #include "kprobes/events/probe_script.hpp"
 
-#include <optional>
 
 namespace ksim::kprobes::events {
 
@@ -21,38 +20,6 @@ std::string error_text(const std::string& file, int line, std::string_view text,
                        const std::string& reason) {
   return file + ":" + std::to_string(line) + ": " + reason + "\n  " + one_line(text) + "\n  " +
          std::string(column, ' ') + "^";
-}
-
-// All of `s` as an unsigned number, decimal or 0x hex, without overflow.
-std::optional<uint64_t> parse_cycle(std::string_view s) {
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    s.remove_prefix(2);
-    base = 16;
-  }
-  if (s.empty()) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    unsigned d;
-    if (c >= '0' && c <= '9')
-      d = static_cast<unsigned>(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f')
-      d = static_cast<unsigned>(c - 'a' + 10);
-    else if (base == 16 && c >= 'A' && c <= 'F')
-      d = static_cast<unsigned>(c - 'A' + 10);
-    else
-      return std::nullopt;
-    if (v > (UINT64_MAX - d) / static_cast<unsigned>(base)) return std::nullopt;
-    v = v * static_cast<unsigned>(base) + d;
-  }
-  return v;
-}
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
 }
 
 struct Word {
@@ -100,7 +67,7 @@ std::vector<ProbeOp> parse_probe_script(std::string_view script, const std::stri
     if (line[i] != '@') fail(i, "expected @CYCLE at the start of the line (an operation is '@CYCLE OP')");
     size_t c0 = i + 1, c1 = c0;
     while (c1 < line.size() && !is_space(line[c1])) ++c1;
-    std::optional<uint64_t> cycle = parse_cycle(line.substr(c0, c1 - c0));
+    std::optional<uint64_t> cycle = parse_unsigned(line.substr(c0, c1 - c0));
     if (!cycle) fail(c0, "bad cycle '" + std::string(line.substr(c0, c1 - c0)) + "' (decimal or 0x hex)");
     size_t o = c1;
     while (o < line.size() && is_space(line[o])) ++o;
