@@ -318,3 +318,13 @@ TEST_CASE("probe script: an operation refused when it is performed is recorded a
   CHECK(rig.passed(r));
   CHECK(session.probes().front()->hits() == static_cast<uint64_t>(rig.printed("forks")));
 }
+
+TEST_CASE("probe script: the README's example script runs on both ISAs", "[kprobes][script][cli]") {
+  const std::string isa = GENERATE("rv64", "x86");
+  ProcessResult r = run_ksim({"run", "--isa", isa, "--cpus", "4", "-q", "--probe-script",
+                              std::string(KSIM_SOURCE_DIR) + "/docs/examples/churn.probes", "--probe-cpu", "2"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("probe-script: 10 of 10 operations performed, 0 failed\n") != std::string::npos);
+  CHECK(std::regex_search(r.out, std::regex(R"(  r:kprobes/myopen sys_open ret=\$retval: hits [1-9]\d*, nmissed 0, removed\n)")));
+}
