@@ -138,6 +138,19 @@ inline constexpr uint64_t kRecordEventCycles = 40;
 // IPI round; stop_machine-based patching is modelled by a later issue).
 inline constexpr uint64_t kKprobeRegisterCycles = 2000;
 inline constexpr uint64_t kTextPokeCycles = 800;
+// Legacy locking (`--kprobes-locking spinlock`, docs/KPROBES.md): Linux
+// 2.6.9's one global kprobe_lock, taken by lock_kprobes() at the top of
+// kprobe_handler and released by unlock_kprobes() in post_kprobe_handler
+// (arch/i386/kernel/kprobes.c, 2.6.9; the 2006 OLS paper's section 5).
+// Costs are the i386 spinlock's instructions at this model's class rates:
+// spin_lock is `lock decb; js` (atomic 5 + branch 1), spin_unlock is
+// `movb $1` (store 1), and a CPU that finds the lock held spins in
+// `rep; nop; cmpb $0,lock; jle` (pause 1 + load 2 + taken branch 2) until
+// it reads the lock free, then retries the locked decrement. No cache-line
+// transfer is charged: the model has no caches (above).
+inline constexpr uint64_t kKprobeLockAcquireCycles = 6;
+inline constexpr uint64_t kKprobeLockReleaseCycles = 1;
+inline constexpr uint64_t kKprobeLockSpinCycles = 5;
 
 constexpr uint8_t cycles(Class c) { return kClassCycles[static_cast<int>(c)]; }
 

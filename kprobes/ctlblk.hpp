@@ -66,6 +66,10 @@ struct CtlBlk {
   uint64_t busy_seq = 0;   // value of `completed` when this busy spell began
   uint64_t completed = 0;
 
+  // --kprobes-locking spinlock: spinning on kprobe_lock since this cycle.
+  bool lock_waiting = false;
+  uint64_t lock_wait_since = 0;
+
   // Statistics.
   uint64_t hits = 0, reentries = 0, strays = 0;
 };

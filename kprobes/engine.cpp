@@ -263,14 +263,11 @@ int Engine::check_safe(uint64_t addr, const Symbol* func) {
   return 0;
 }
 
-int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
-  error_.clear();
-  if (kp.rec) return fail(kEEXIST, "this probe object is already registered");
-  uint64_t addr = 0;
-  const Symbol* func = nullptr;
+// Where a probe goes and whether it may go there (no side effect).
+int Engine::locate(Kprobe& kp, bool is_return, uint64_t& addr, const Symbol*& func) {
   if (int e = resolve(kp, addr, func)) return e;
   if (int e = check_safe(addr, func)) return e;
-  if (rec->type == ProbeRec::Type::r) {
+  if (is_return) {
     // Function entry only (x86: or just after an endbr64 at the entry).
     bool entry = addr == func->addr;
     if (!entry && addr == func->addr + 4 && arch_->isa() == Isa::x86_64) {
@@ -279,6 +276,29 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
     }
     if (!entry) return fail(kEINVAL, "a kretprobe must be at a function entry, not " + m_.symbols().format(addr));
   }
+  return 0;
+}
+
+int Engine::check_location(Kprobe& kp, bool is_return) {
+  error_.clear();
+  uint64_t addr = 0;
+  const Symbol* func = nullptr;
+  if (int e = locate(kp, is_return, addr, func)) return e;
+  if (table_.count(addr)) return 0;  // joins a probe point already analysed
+  ProbeInsn insn;
+  std::string why;
+  TextReader reader = [this](uint64_t a, uint8_t* out, size_t n) { return read_original(a, out, n); };
+  if (int e = arch_->analyse(reader, addr, func, mode_, insn, why); e < 0)
+    return fail(-e, m_.symbols().format(addr) + ": " + why);
+  return 0;
+}
+
+int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
+  error_.clear();
+  if (kp.rec) return fail(kEEXIST, "this probe object is already registered");
+  uint64_t addr = 0;
+  const Symbol* func = nullptr;
+  if (int e = locate(kp, rec->type == ProbeRec::Type::r, addr, func)) return e;
   charge_caller(timing::kKprobeRegisterCycles);
   std::shared_ptr<ProbePoint> point;
   if (auto it = table_.find(addr); it != table_.end()) {

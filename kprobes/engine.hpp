@@ -73,6 +73,15 @@ struct GuestLayout {
 
 struct EngineStats {
   uint64_t hits = 0, misses = 0, strays = 0, reentries = 0, returns = 0;
+  // --kprobes-locking spinlock: acquisitions of kprobe_lock, how many found
+  // it held, and the cycles CPUs spent spinning on it.
+  uint64_t lock_acquires = 0, lock_contended = 0, lock_spin_cycles = 0;
+};
+
+// How probe hits on different CPUs synchronise (docs/KPROBES.md, "Locking").
+enum class Locking : uint8_t {
+  rcu,       // per-CPU state (CtlBlk) and a lock-free lookup: hits run in parallel (Linux since 2.6.13)
+  spinlock,  // one global kprobe_lock around every hit's handler path (Linux 2.6.9, the paper's baseline)
 };
 
 class Engine final : public HostAgent {
@@ -102,6 +111,11 @@ class Engine final : public HostAgent {
   void set_enabled(bool on);
   bool enabled() const { return enabled_; }
   const std::string& last_error() const { return error_; }
+  // Whether register_kprobe (register_kretprobe with is_return) would
+  // accept this location now: every check registration makes except the
+  // slot allocation, with no side effect (probe scripts are checked before
+  // the run). 0, or a negative Errno with last_error().
+  int check_location(Kprobe& kp, bool is_return);
 
   // --- Views ---------------------------------------------------------------
   // debugfs kprobes/list: "<addr>  k|r|j  sym+off  [DISABLED] [OPTIMIZED] [GONE]"
@@ -143,6 +157,12 @@ class Engine final : public HostAgent {
   // Whose cycles registration work costs (the CPU "calling" the API).
   void set_caller_cpu(int cpu) { caller_cpu_ = cpu >= 0 && cpu < m_.cpu_count() ? cpu : 0; }
 
+  // Set before the run (the lock is part of the hit path's state).
+  void set_locking(Locking l) { locking_ = l; }
+  Locking locking() const { return locking_; }
+  // Locking::spinlock: the CPU holding kprobe_lock, or -1.
+  int lock_owner() const { return lock_owner_; }
+
   Machine& machine() { return m_; }
 
   // HostAgent: a parked CPU's next phase.
@@ -172,6 +192,7 @@ class Engine final : public HostAgent {
   int fail(int err, std::string why);
   int resolve(Kprobe& kp, uint64_t& addr, const Symbol*& func);
   int check_safe(uint64_t addr, const Symbol* func);
+  int locate(Kprobe& kp, bool is_return, uint64_t& addr, const Symbol*& func);
   int add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec);
   void remove_probe(ProbeRec& rec);
   void arm(ProbePoint& p);
@@ -192,6 +213,8 @@ class Engine final : public HostAgent {
   void enter(CtlBlk& cb);
   void leave(Cpu& cpu, CtlBlk& cb, uint64_t pc);
   void end_busy(CtlBlk& cb);
+  bool take_kprobe_lock(Cpu& cpu, CtlBlk& cb);
+  void release_kprobe_lock(Cpu& cpu, CtlBlk& cb);
   void do_lookup(Cpu& cpu, CtlBlk& cb);
   HookResult do_pre(Cpu& cpu, CtlBlk& cb);
   void start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p);
@@ -223,6 +246,12 @@ class Engine final : public HostAgent {
   int hook_id_ = 0;
   int caller_cpu_ = 0;
   uint64_t next_id_ = 1;
+  // Locking::spinlock: kprobe_lock's holder (-1: free) and the cycle from
+  // which a free lock can be seen free (its release, on the releasing CPU's
+  // clock, which may be ahead of the CPU that looks).
+  Locking locking_ = Locking::rcu;
+  int lock_owner_ = -1;
+  uint64_t lock_free_at_ = 0;
   EngineStats stats_;
   // Kretprobe instances in flight, per task, most recent last (only looked
   // up by key, never iterated in an order that matters).

@@ -66,11 +66,14 @@ void Engine::leave(Cpu& cpu, CtlBlk& cb, uint64_t pc) {
   end_busy(cb);
 }
 
-// The end of a busy spell: a grace period may be over for freed slots.
+// The end of a busy spell: a grace period may be over for freed slots, and
+// under Locking::spinlock the CPU lets go of kprobe_lock.
 void Engine::end_busy(CtlBlk& cb) {
   if (cb.status != KStatus::idle || cb.jprobe_active || !cb.busy) return;
   cb.busy = false;
   ++cb.completed;
+  const int me = static_cast<int>(&cb - cpus_.data());
+  if (lock_owner_ == me) release_kprobe_lock(m_.cpu(me), cb);
   if (slots_.garbage()) {
     reclaim_cpu_ = static_cast<int>(&cb - cpus_.data());
     reclaim_slots();
@@ -78,9 +81,73 @@ void Engine::end_busy(CtlBlk& cb) {
   }
 }
 
+// --- Legacy locking: one kprobe_lock (Locking::spinlock) ----------------------
+//
+// Linux 2.6.9 serialised every hit on one spinlock, taken at the top of
+// kprobe_handler (after the trap entry) and released when the hit is done,
+// so the lookup, the pre handlers, the single step and the post handlers
+// of two CPUs never overlap. Here a CPU takes it at the start of its first
+// phase after the trap; a nested hit (reentry, a jprobe's return) already
+// holds it. A CPU that finds it held spins: it stays parked and pays
+// kKprobeLockSpinCycles per iteration of the spin loop, so waiting costs
+// simulated time, interleaved with the holder by the scheduler.
+//
+// Exactness without stepping every iteration: a check can only succeed
+// once the holder has released the lock, and the holder releases at or
+// after its own clock (lock_free_at_ is stamped with it). So the checks
+// before the holder's clock all fail, whatever else happens, and the
+// spinner jumps straight to its first iteration boundary at or after it
+// (the boundaries stay those of one iteration at a time from the first
+// attempt). The CPU is then parked again; the scheduler runs it when its
+// (clock, number) is the smallest, as for any step, on every schedule.
+bool Engine::take_kprobe_lock(Cpu& cpu, CtlBlk& cb) {
+  for (;;) {
+    const uint64_t now = cpu.cycle();
+    if (lock_owner_ < 0 && now >= lock_free_at_) {
+      lock_owner_ = cpu.id();
+      ++stats_.lock_acquires;
+      const uint64_t waited = cb.lock_waiting ? now - cb.lock_wait_since : 0;
+      cb.lock_waiting = false;
+      emit(cpu, cb.trap_addr, "kprobe_lock-acquire", waited);
+      cpu.add_cycles(timing::kKprobeLockAcquireCycles);
+      return true;
+    }
+    if (!cb.lock_waiting) {
+      cb.lock_waiting = true;
+      cb.lock_wait_since = now;
+      ++stats_.lock_contended;
+      emit(cpu, cb.trap_addr, "kprobe_lock-spin", static_cast<uint64_t>(lock_owner_ < 0 ? cpu.id() : lock_owner_));
+    }
+    // No check before `ready` can see the lock free.
+    const uint64_t ready = lock_owner_ >= 0 ? m_.cpu(lock_owner_).cycle() : lock_free_at_;
+    uint64_t n = ready > now ? (ready - now + timing::kKprobeLockSpinCycles - 1) / timing::kKprobeLockSpinCycles : 1;
+    if (n == 0) n = 1;
+    cpu.add_cycles(n * timing::kKprobeLockSpinCycles);
+    stats_.lock_spin_cycles += n * timing::kKprobeLockSpinCycles;
+    // Still this CPU's turn (no other CPU could run before the next
+    // check): check again at once; otherwise stay parked.
+    if (!m_.may_continue(cpu.id())) {
+      cpu.request_stop();
+      return false;
+    }
+  }
+}
+
+void Engine::release_kprobe_lock(Cpu& cpu, CtlBlk& cb) {
+  cpu.add_cycles(timing::kKprobeLockReleaseCycles);
+  lock_owner_ = -1;
+  lock_free_at_ = cpu.cycle();
+  emit(cpu, cb.trap_addr, "kprobe_lock-release");
+}
+
 void Engine::resume(Cpu& cpu) {
   if (!graveyard_.empty()) graveyard_.clear();
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
+  // Legacy locking: the hit's handler path starts by taking kprobe_lock;
+  // while it is held elsewhere the phase stays pending (spinning).
+  if (locking_ == Locking::spinlock && lock_owner_ != cpu.id() && cb.phase != Phase::none &&
+      !take_kprobe_lock(cpu, cb))
+    return;
   Phase ph = cb.phase;
   cb.phase = Phase::none;
   switch (ph) {

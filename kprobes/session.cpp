@@ -62,6 +62,7 @@ ProbeSession::ProbeSession(Engine& engine, Sink sink) : eng_(engine), sink_(std:
 
 ProbeSession::~ProbeSession() {
   for (auto& p : probes_) {
+    if (p->removed) continue;
     if (p->rp)
       eng_.unregister_kretprobe(*p->rp);
     else
@@ -70,11 +71,16 @@ ProbeSession::~ProbeSession() {
 }
 
 SessionProbe& ProbeSession::add(const std::string& text) {
+  return add(events::parse_probe_spec(text, eng_.arch()));
+}
+
+SessionProbe& ProbeSession::add(events::ProbeSpec spec) {
   auto sp = std::make_unique<SessionProbe>();
-  sp->spec = events::parse_probe_spec(text, eng_.arch());
+  sp->spec = std::move(spec);
+  const std::string& text = sp->spec.source;
   events::check_fetch_symbols(sp->spec, eng_.machine().symbols());
   for (auto& other : probes_)
-    if (other->spec.group == sp->spec.group && other->spec.event == sp->spec.event)
+    if (!other->removed && other->spec.group == sp->spec.group && other->spec.event == sp->spec.event)
       throw events::SpecError(text, 0, "event '" + sp->spec.group + "/" + sp->spec.event + "' already exists");
   SessionProbe* p = sp.get();
   Kprobe* kp;
@@ -116,6 +122,32 @@ SessionProbe& ProbeSession::add(const std::string& text) {
   return *p;
 }
 
+SessionProbe* ProbeSession::find(const std::string& group, const std::string& event) const {
+  SessionProbe* found = nullptr;
+  for (const auto& p : probes_) {
+    if (p->removed || p->spec.event != event || (!group.empty() && p->spec.group != group)) continue;
+    if (found) throw SessionError("several probes are named '" + event + "': give GROUP/EVENT");
+    found = p.get();
+  }
+  return found;
+}
+
+void ProbeSession::remove(SessionProbe& p) {
+  if (p.removed) return;
+  if (p.rp)
+    eng_.unregister_kretprobe(*p.rp);
+  else
+    eng_.unregister_kprobe(*p.kp);
+  p.removed = true;
+}
+
+void ProbeSession::set_enabled(SessionProbe& p, bool on) {
+  Kprobe& kp = p.rp ? p.rp->kp : *p.kp;
+  if ((on ? eng_.enable_kprobe(kp) : eng_.disable_kprobe(kp)) < 0)
+    throw SessionError(std::string(on ? "cannot enable " : "cannot disable ") + p.spec.event + ": " +
+                       eng_.last_error());
+}
+
 void ProbeSession::set_action(const std::string& event, const std::string& action) {
   // EVENT, or GRP/EVENT when two groups have an event of that name.
   const size_t slash = event.find('/');
@@ -123,11 +155,11 @@ void ProbeSession::set_action(const std::string& event, const std::string& actio
   const std::string name = slash == std::string::npos ? event : event.substr(slash + 1);
   int matches = 0;
   for (auto& p : probes_)
-    if (p->spec.event == name && (group.empty() || p->spec.group == group)) ++matches;
+    if (!p->removed && p->spec.event == name && (group.empty() || p->spec.group == group)) ++matches;
   if (matches > 1)
     throw SessionError("--probe-action: several probes are named '" + event + "': give GROUP/EVENT");
   for (auto& p : probes_) {
-    if (p->spec.event != name || (!group.empty() && p->spec.group != group)) continue;
+    if (p->removed || p->spec.event != name || (!group.empty() && p->spec.group != group)) continue;
     Action a = parse_action(action, eng_.arch());
     if (a.kind == Action::Kind::override_ret && !p->rp) {
       const Symbol* f = eng_.machine().symbols().containing(p->kp->rec ? p->kp->rec->point->addr : 0);
@@ -198,6 +230,7 @@ std::string ProbeSession::summary() const {
     std::snprintf(b, sizeof b, ": hits %" PRIu64 ", nmissed %" PRIu64, p->hits(), p->nmissed());
     out += "  " + p->spec.describe() + b;
     if (p->action.kind != Action::Kind::log) out += ", action " + p->action.text;
+    if (p->removed) out += ", removed";
     out += '\n';
   }
   return out;

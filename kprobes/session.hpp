@@ -47,6 +47,7 @@ struct SessionProbe {
   std::unique_ptr<Kprobe> kp;      // p
   std::unique_ptr<Kretprobe> rp;   // r
   uint64_t lines = 0;              // lines printed
+  bool removed = false;            // unregistered by remove() (kept for the summary)
   uint64_t hits() const { return rp ? rp->hits : kp->hits; }
   uint64_t nmissed() const { return rp ? rp->nmissed + rp->kp.nmissed : kp->nmissed; }
 };
@@ -66,12 +67,24 @@ class ProbeSession {
   // Parses the spec (events::SpecError on a bad one) and registers it
   // (SessionError with the engine's reason when refused).
   SessionProbe& add(const std::string& spec);
+  SessionProbe& add(events::ProbeSpec spec);
+  // The live probe (not removed) named EVENT, or GRP/EVENT with `group`
+  // non-empty; null if none. SessionError when only GRP/EVENT would say
+  // which of several.
+  SessionProbe* find(const std::string& group, const std::string& event) const;
+  // kprobe_events "-:EVENT": unregisters the probe; it stays in probes()
+  // with `removed` set, so the summary keeps its counts.
+  void remove(SessionProbe& p);
+  // enable_kprobe / disable_kprobe on the probe (its kretprobe's entry
+  // probe for r); SessionError with the engine's reason when refused.
+  void set_enabled(SessionProbe& p, bool on);
   // Sets the action of the probe whose event name is `event` (EVENT, or
   // GRP/EVENT when the name alone is ambiguous).
   void set_action(const std::string& event, const std::string& action);
   // "EVENT=ACTION" as the CLI takes it.
   void set_action(const std::string& assignment);
   const std::vector<std::unique_ptr<SessionProbe>>& probes() const { return probes_; }
+  Engine& engine() const { return eng_; }
   // One line per probe: its definition, hits and nmissed.
   std::string summary() const;
 

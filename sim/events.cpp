@@ -17,6 +17,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::wake: return "wake";
     case EventKind::exit: return "exit";
     case EventKind::probe: return "probe";
+    case EventKind::probe_op: return "probe_op";
   }
   return "?";
 }
@@ -86,7 +87,7 @@ void EventStream::restore(Reader& r) {
     e.cycle = r.u64();
     e.cpu = r.i32();
     uint8_t kind = r.u8();
-    if (kind > static_cast<uint8_t>(EventKind::probe)) r.fail("bad event kind");
+    if (kind > static_cast<uint8_t>(EventKind::probe_op)) r.fail("bad event kind");
     e.kind = static_cast<EventKind>(kind);
     e.a = r.u64();
     e.b = r.u64();
@@ -126,7 +127,7 @@ void TraceHasher::on_event(const Event& e) {
   mix(&e.b, 8);
   mix(&e.c, 8);
   mix(&e.sub, 1);
-  if (e.kind == EventKind::console || e.kind == EventKind::probe) {
+  if (e.kind == EventKind::console || e.kind == EventKind::probe || e.kind == EventKind::probe_op) {
     uint64_t len = e.text.size();
     mix(&len, 8);
     mix(e.text.data(), e.text.size());

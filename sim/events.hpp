@@ -26,6 +26,8 @@ enum class EventKind : uint8_t {
   wake,       // the CPU left idle
   exit,       // a = status; text = how the run ended
   probe,      // kprobes engine state change: a = probe address, text = what (docs/KPROBES.md)
+  probe_op,   // a probe operation of --probe-script performed: a = script line, b = 1 if it failed,
+              // c = the cycle the script asked for; text = the operation as written
 };
 
 const char* event_kind_name(EventKind k);
@@ -39,6 +41,7 @@ struct Event {
   // except for console lines (guest output) and probe events (a fixed
   // vocabulary of engine state names, docs/KPROBES.md), so rewording a
   // message or upgrading the disassembler never changes a trace hash.
+  // Probe operations (probe_op) hash their text too: it is the input.
   std::string text;
   // A small structured qualifier: trap and interrupt events: 1 when a host
   // hook handled the trap (the guest never saw it), 0 when delivered; exit
@@ -137,8 +140,8 @@ class EventStream {
 
 // FNV-1a over the structured fields of every event except instruction
 // events (so asking for an instruction trace does not change the hash):
-// cycle, CPU, kind, a, b, c, sub, and the text of console and probe events
-// only (see Event::text).
+// cycle, CPU, kind, a, b, c, sub, and the text of console, probe and
+// probe_op events only (see Event::text).
 class TraceHasher final : public EventObserver {
  public:
   void on_event(const Event& e) override;

@@ -75,6 +75,11 @@ void TraceWriter::on_event(const Event& e) {
       if (e.b) hexfield("b", e.b);
       if (e.c) hexfield("c", e.c);
       break;
+    case EventKind::probe_op:  // a = script line, b = failed, c = the cycle asked for
+      std::fprintf(f_, ",\"line\":%llu,\"at\":%llu", static_cast<unsigned long long>(e.a),
+                   static_cast<unsigned long long>(e.c));
+      if (e.b) std::fputs(",\"failed\":true", f_);
+      break;
     default:
       break;
   }

@@ -9,25 +9,11 @@
 #include <algorithm>
 #include <regex>
 
-#include "support/run_process.hpp"
+#include "support/ksim_cli.hpp"
 
 using namespace ksim::test;
 
 namespace {
-
-std::string ksim_bin() {
-  const char* env = std::getenv("KSIM_BIN");
-  return env != nullptr && *env != '\0' ? env : KSIM_BINARY_DIR "/apps/ksim/ksim";
-}
-
-ProcessResult run_ksim(std::vector<std::string> args) {
-  args.insert(args.begin(), ksim_bin());
-  REQUIRE(std::filesystem::exists(args[0]));
-  ProcessResult r = run_process(args, std::chrono::seconds(120));
-  REQUIRE_FALSE(r.timed_out);
-  REQUIRE(r.exited);
-  return r;
-}
 
 size_t count_lines(const std::string& out, const std::regex& re) {
   size_t n = 0;

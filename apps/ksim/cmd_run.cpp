@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "apps/ksim/options.hpp"
 #include "kprobes/engine.hpp"
+#include "kprobes/op_queue.hpp"
 #include "kprobes/session.hpp"
 #include "sim/checkpoint.hpp"
 #include "sim/machine.hpp"
@@ -22,12 +25,14 @@ int cmd_run(const std::vector<std::string>& args) {
   U64 max_cycles_opt, quantum_opt, seed_opt, checkpoint_at_opt;
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
-  std::string kprobes_mode = "modern";
+  std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script;
+  int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
       ("image", po::value(&image)->default_value(kDefaultImage),
-       "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, hello")
+       "built-in image when no --elf: preempt (the guest kernel with timer preemption), nopreempt, fig4 (the "
+       "2006 paper's Figure 4 benchmark: every CPU calls fig4_target 65,535 times), hello (RV64)")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
       ("seed", po::value(&seed_opt)->default_value(U64{0}),
        "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
@@ -52,10 +57,20 @@ int cmd_run(const std::vector<std::string>& args) {
       ("probe-action", po::value(&probe_actions)->composing(),
        "EVENT=ACTION for a --probe: log (default: one line per hit), count, set:%REG=VALUE, override:VALUE "
        "(repeatable)")
+      ("probe-script", po::value(&probe_script),
+       "perform probe operations during the run, one a line: '@CYCLE OP' with OP a kprobe_events line (p..., "
+       "r..., -:EVENT to remove), 'enable EVENT', 'disable EVENT' or 'kprobes-enabled 0|1'; '#' comments "
+       "(docs/KPROBES.md)")
+      ("probe-cpu", po::value(&probe_cpu)->default_value(0),
+       "the CPU that performs the --probe-script operations (their cost is charged to it)")
       ("probes-list", "print the probe list (debugfs kprobes/list format) at the end")
       ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"),
        "how x86 steps a probed instruction: modern (int3 after the copy, emulation; Linux 5.13+) or classic "
        "(trap flag and fixups; the 2006 paper)")
+      ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"),
+       "how probe hits on different CPUs synchronise: rcu (per-CPU state, lock-free lookup; Linux since 2.6.13) "
+       "or spinlock (one global kprobe_lock around every hit's handler path, as Linux 2.6.9; the 2006 paper's "
+       "baseline)")
       ("quiet,q", "do not echo the guest console");
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
@@ -76,10 +91,17 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError{"--kprobes-mode must be modern or classic"};
   if (kprobes_mode == "classic" && isa != Isa::x86_64)
     throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
-  if (!probe_specs.empty() && (vm.count("checkpoint-at") || !restore.empty()))
-    throw UsageError{"--probe cannot be combined with checkpoints yet: they do not hold the probe engine's state"};
-  if (probe_specs.empty() && (vm.count("probes-list") || !probe_actions.empty()))
-    throw UsageError{"--probes-list and --probe-action need at least one --probe"};
+  if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
+    throw UsageError{"--kprobes-locking must be rcu or spinlock"};
+  const bool probing = !probe_specs.empty() || !probe_script.empty();
+  if (probing && (vm.count("checkpoint-at") || !restore.empty()))
+    throw UsageError{"--probe and --probe-script cannot be combined with checkpoints yet: they do not hold the probe "
+                     "engine's state"};
+  if (!probing && (vm.count("probes-list") || !probe_actions.empty()))
+    throw UsageError{"--probes-list and --probe-action need at least one --probe (or a --probe-script)"};
+  if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
+  if (probe_cpu < 0 || probe_cpu >= cpus)
+    throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
   if (!restore.empty())
     for (const char* o : {"elf", "image", "cpus", "seed", "quantum"})
       if (vm.count(o) && !vm[o].defaulted())
@@ -138,9 +160,11 @@ int cmd_run(const std::vector<std::string>& args) {
   // Probes: the engine at the head of the trap hooks, one line per hit.
   std::unique_ptr<kprobes::Engine> engine;
   std::unique_ptr<kprobes::ProbeSession> session;
-  if (!probe_specs.empty()) {
+  std::unique_ptr<kprobes::ProbeOpQueue> ops;
+  if (probing) {
     engine = std::make_unique<kprobes::Engine>(
         m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
+    engine->set_locking(kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu);
     session = std::make_unique<kprobes::ProbeSession>(*engine, [&](const std::string& line) {
       if (!console_ends_with_newline) std::fputc('\n', stdout);
       std::fputs(line.c_str(), stdout);
@@ -149,8 +173,38 @@ int cmd_run(const std::vector<std::string>& args) {
     });
     try {
       for (const std::string& spec : probe_specs) session->add(spec);
-      for (const std::string& a : probe_actions) session->set_action(a);
     } catch (const std::runtime_error& e) {  // SpecError, SessionError
+      throw UsageError{e.what()};
+    }
+    if (!probe_script.empty()) {
+      std::ifstream in(probe_script, std::ios::binary);
+      if (!in) throw InputError(probe_script + ": cannot read the probe script");
+      std::stringstream text;
+      text << in.rdbuf();
+      try {
+        ops = std::make_unique<kprobes::ProbeOpQueue>(
+            *session, kprobes::events::parse_probe_script(text.str(), probe_script, engine->arch()), probe_cpu,
+            probe_script);
+        ops->check();
+      } catch (const kprobes::events::ScriptError& e) {
+        throw UsageError{e.what()};
+      }
+    }
+    // Actions: for a --probe event now, for an event the script defines
+    // when it is defined.
+    try {
+      for (const std::string& a : probe_actions) {
+        const size_t eq = a.find('=');
+        if (eq == std::string::npos || eq == 0)
+          throw kprobes::SessionError("--probe-action wants EVENT=ACTION, not '" + a + "'");
+        const std::string event = a.substr(0, eq), slash_group = event.substr(0, event.find('/'));
+        const bool grouped = event.find('/') != std::string::npos;
+        if (ops && !session->find(grouped ? slash_group : "", grouped ? event.substr(event.find('/') + 1) : event))
+          ops->add_action(event, a.substr(eq + 1));
+        else
+          session->set_action(a);
+      }
+    } catch (const std::runtime_error& e) {  // SessionError
       throw UsageError{e.what()};
     }
   }
@@ -170,7 +224,7 @@ int cmd_run(const std::vector<std::string>& args) {
       std::fprintf(stderr, "ksim: the run ended before cycle %" PRIu64 ": no checkpoint written\n", checkpoint_at);
     }
   } else {
-    r = m.run();
+    r = ops ? ops->run(m) : m.run();
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (writer) m.events().remove(writer.get());
@@ -210,6 +264,16 @@ int cmd_run(const std::vector<std::string>& args) {
     std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", session->total_hits(),
                 session->total_missed(), engine->stats().strays);
     std::fputs(session->summary().c_str(), stdout);
+    if (ops) {
+      size_t failed = 0;
+      for (const auto& o : ops->outcomes()) failed += o.failed;
+      std::printf("probe-script: %zu of %zu operations performed, %zu failed\n", ops->performed(), ops->ops().size(),
+                  failed);
+      for (size_t i = 0; i < ops->ops().size(); ++i)
+        if (ops->outcomes()[i].failed)
+          std::printf("  line %d at cycle %" PRIu64 ": %s\n", ops->ops()[i].line, ops->outcomes()[i].at,
+                      ops->outcomes()[i].error.c_str());
+    }
     if (vm.count("probes-list")) {
       std::printf("kprobes/list:\n");
       std::fputs(engine->list().c_str(), stdout);

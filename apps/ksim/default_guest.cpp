@@ -14,6 +14,10 @@ extern "C" const unsigned char ksim_kernel_x86_preempt[];
 extern "C" const unsigned long ksim_kernel_x86_preempt_size;
 extern "C" const unsigned char ksim_kernel_x86_nopreempt[];
 extern "C" const unsigned long ksim_kernel_x86_nopreempt_size;
+extern "C" const unsigned char ksim_kernel_rv64_fig4[];
+extern "C" const unsigned long ksim_kernel_rv64_fig4_size;
+extern "C" const unsigned char ksim_kernel_x86_fig4[];
+extern "C" const unsigned long ksim_kernel_x86_fig4_size;
 
 namespace ksim::cli {
 
@@ -34,15 +38,17 @@ ElfImage load_image(const std::string& elf_path, const std::string& image, Isa i
   const Builtin builtins[] = {
       {Isa::rv64, "preempt", ksim_kernel_rv64_preempt, ksim_kernel_rv64_preempt_size},
       {Isa::rv64, "nopreempt", ksim_kernel_rv64_nopreempt, ksim_kernel_rv64_nopreempt_size},
+      {Isa::rv64, "fig4", ksim_kernel_rv64_fig4, ksim_kernel_rv64_fig4_size},
       {Isa::rv64, "hello", ksim_default_guest_rv64, ksim_default_guest_rv64_size},
       {Isa::x86_64, "preempt", ksim_kernel_x86_preempt, ksim_kernel_x86_preempt_size},
       {Isa::x86_64, "nopreempt", ksim_kernel_x86_nopreempt, ksim_kernel_x86_nopreempt_size},
+      {Isa::x86_64, "fig4", ksim_kernel_x86_fig4, ksim_kernel_x86_fig4_size},
   };
   for (const Builtin& b : builtins)
     if (b.isa == isa && image == b.name)
       return parse_elf(std::span<const uint8_t>(b.bytes, b.size), isa, "<built-in image " + image + ">");
   throw UsageError{"unknown --image '" + image + "' for " + isa_name(isa) +
-                   " (expected preempt, nopreempt" + (isa == Isa::rv64 ? ", or hello)" : ")")};
+                   " (expected preempt, nopreempt, fig4" + (isa == Isa::rv64 ? ", or hello)" : ")")};
 }
 
 }  // namespace ksim::cli

@@ -35,7 +35,8 @@ std::vector<Word> split_words(std::string_view s) {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// Event, group and argument names: C identifiers (Linux's is_good_name).
+}  // namespace
+
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(is_alpha(s[0]) || s[0] == '_')) return false;
   for (char c : s) {
@@ -44,16 +45,6 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
-// Kernel symbol names also carry dots (`foo.isra.0`, `bar.cold`).
-bool is_symbol_name(std::string_view s) {
-  if (s.empty() || is_digit(s[0])) return false;
-  for (char c : s) {
-    if (!(is_alpha(c) || is_digit(c) || c == '_' || c == '.')) return false;
-  }
-  return true;
-}
-
-// All of `s` as an unsigned number: 0x hex or decimal, no overflow.
 std::optional<uint64_t> parse_unsigned(std::string_view s) {
   int base = 10;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -76,6 +67,18 @@ std::optional<uint64_t> parse_unsigned(std::string_view s) {
   }
   return v;
 }
+
+namespace {
+
+// Kernel symbol names also carry dots (`foo.isra.0`, `bar.cold`).
+bool is_symbol_name(std::string_view s) {
+  if (s.empty() || is_digit(s[0])) return false;
+  for (char c : s) {
+    if (!(is_alpha(c) || is_digit(c) || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
 
 // A signed number: an optional sign, then as parse_unsigned, within int64.
 std::optional<int64_t> parse_signed(std::string_view s) {

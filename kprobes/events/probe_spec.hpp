@@ -31,6 +31,7 @@
 // fetched (check_fetch_symbols() refuses unknown ones up front).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -138,6 +139,11 @@ inline constexpr int kMaxActiveLimit = 4096;      // Linux KRETPROBE_MAXACTIVE_M
 inline constexpr size_t kMaxEventNameLen = 64;    // Linux MAX_EVENT_NAME_LEN (with NUL)
 inline constexpr uint64_t kMaxStackIndex = 2048;  // Linux PARAM_MAX_STACK (16 KiB / 8)
 inline constexpr size_t kMaxDerefDepth = 16;      // Linux FETCH_INSN_MAX bounds nesting
+
+// Event, group and argument names: C identifiers (Linux's is_good_name).
+bool is_identifier(std::string_view s);
+// All of `s` as an unsigned number: 0x hex or decimal, no overflow.
+std::optional<uint64_t> parse_unsigned(std::string_view s);
 
 // Parses one spec; throws SpecError. Register names come from `arch`.
 ProbeSpec parse_probe_spec(std::string_view text, const Arch& arch);

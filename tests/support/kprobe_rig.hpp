@@ -28,6 +28,15 @@ inline const ElfImage& kernel_image(Isa isa, bool preempt = true) {
   return preempt ? x_p : x_n;
 }
 
+// The Figure 4 benchmark kernel (--image fig4; workloads/kernel/kernel/fig4.c).
+inline const ElfImage& fig4_image(Isa isa) {
+  static const ElfImage rv =
+      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/kernel_fig4.elf", Isa::rv64);
+  static const ElfImage x =
+      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/x86/kernel_x86_fig4.elf", Isa::x86_64);
+  return isa == Isa::rv64 ? rv : x;
+}
+
 inline const ElfImage& bench_image(Isa isa) {
   static const ElfImage rv =
       load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/probe_bench_rv64.elf", Isa::rv64);
@@ -51,8 +60,12 @@ struct KprobeRig {
     return c;
   }
   KprobeRig(const ElfImage& img, int cpus = 4, uint64_t seed = 0,
-            kprobes::StepMode mode = kprobes::StepMode::modern, uint64_t quantum = 1)
-      : image(img), m(config(img.isa, cpus, seed, quantum)) {
+            kprobes::StepMode mode = kprobes::StepMode::modern, uint64_t quantum = 1, bool reference = false)
+      : image(img), m([&] {
+          MachineConfig c = config(img.isa, cpus, seed, quantum);
+          c.reference_schedule = reference;
+          return c;
+        }()) {
     m.load(image);
     eng = std::make_unique<kprobes::Engine>(m, mode);
   }

@@ -31,6 +31,9 @@ static unsigned boot_state = BOOT_WAITING;
 static atomic_t cpus_done;
 
 static __noreturn void idle_loop(void);
+#ifdef CONFIG_FIG4
+__noreturn void fig4_run(unsigned cpu);
+#endif
 
 static void cpu_setup(unsigned cpu) {
   struct percpu *pc = per_cpu(cpu);
@@ -55,6 +58,9 @@ void kernel_main(unsigned cpu) {
     cpu_setup(cpu);
   }
   printk("online");
+#ifdef CONFIG_FIG4
+  fig4_run(cpu); /* the Figure 4 benchmark instead of the workload (fig4.c) */
+#endif
   workload_start_cpu();
   arch_timer_start(CONFIG_HZ);
   idle_loop();

@@ -1,0 +1,138 @@
+#include "kprobes/op_queue.hpp"
+
+#include <algorithm>
+
+#include "sim/elf/symbols.hpp"
+
+namespace ksim::kprobes {
+
+using events::ProbeOp;
+using events::ScriptError;
+
+ProbeOpQueue::ProbeOpQueue(ProbeSession& session, std::vector<ProbeOp> ops, int caller_cpu, std::string file)
+    : session_(session), eng_(session.engine()), ops_(std::move(ops)), caller_(caller_cpu), file_(std::move(file)) {
+  std::stable_sort(ops_.begin(), ops_.end(), [](const ProbeOp& a, const ProbeOp& b) { return a.cycle < b.cycle; });
+  outcomes_.resize(ops_.size());
+}
+
+void ProbeOpQueue::check() const {
+  struct Name {
+    std::string group, event;
+  };
+  std::vector<Name> live;
+  for (const auto& p : session_.probes())
+    if (!p->removed) live.push_back({p->spec.group, p->spec.event});
+  for (const ProbeOp& op : ops_) {
+    auto fail = [&](size_t column, const std::string& why) {
+      throw ScriptError(file_, op.line, op.line_text, column, why);
+    };
+    if (op.kind == ProbeOp::Kind::knob) continue;
+    if (op.kind == ProbeOp::Kind::define) {
+      const events::ProbeSpec& spec = op.spec;
+      for (const Name& n : live)
+        if (n.group == spec.group && n.event == spec.event)
+          fail(op.column, "event '" + spec.group + "/" + spec.event + "' already exists at cycle " +
+                              std::to_string(op.cycle));
+      try {
+        events::check_fetch_symbols(spec, eng_.machine().symbols());
+      } catch (const events::SpecError& e) {
+        fail(op.column + e.column(), "bad probe spec: " + e.reason());
+      }
+      Kprobe kp;
+      if (spec.has_addr)
+        kp.addr = spec.addr;
+      else {
+        kp.symbol_name = spec.symbol;
+        kp.offset = spec.offset;
+      }
+      if (eng_.check_location(kp, spec.is_return()) < 0)
+        fail(op.column + spec.target_column, "cannot probe: " + eng_.last_error());
+      live.push_back({spec.group, spec.event});
+      continue;
+    }
+    // remove, enable, disable: [GRP/]EVENT must name exactly one live event.
+    size_t found = live.size(), matches = 0;
+    for (size_t i = 0; i < live.size(); ++i)
+      if (live[i].event == op.event && (op.group.empty() || live[i].group == op.group)) {
+        found = i;
+        ++matches;
+      }
+    const std::string name = op.group.empty() ? op.event : op.group + "/" + op.event;
+    if (matches == 0)
+      fail(op.event_column, "no probe event named '" + name + "' at cycle " + std::to_string(op.cycle));
+    if (matches > 1) fail(op.event_column, "several probe events are named '" + name + "': give GROUP/EVENT");
+    if (op.kind == ProbeOp::Kind::remove) live.erase(live.begin() + static_cast<std::ptrdiff_t>(found));
+  }
+}
+
+void ProbeOpQueue::add_action(const std::string& event, const std::string& action) {
+  const size_t slash = event.find('/');
+  const std::string group = slash == std::string::npos ? "" : event.substr(0, slash);
+  const std::string name = slash == std::string::npos ? event : event.substr(slash + 1);
+  bool defined = false;
+  for (const ProbeOp& op : ops_)
+    defined |= op.kind == ProbeOp::Kind::define && op.spec.event == name && (group.empty() || op.spec.group == group);
+  if (!defined) throw SessionError("--probe-action: no probe event named '" + event + "'");
+  parse_action(action, eng_.arch());  // malformed: refused now
+  actions_.emplace_back(event, action);
+}
+
+RunResult ProbeOpQueue::run(Machine& m) {
+  while (next_ < ops_.size()) {
+    RunLimits lim;
+    lim.cycle = ops_[next_].cycle;
+    RunResult r = m.run(lim);
+    if (r.end != RunResult::End::paused) return r;
+    while (next_ < ops_.size() && ops_[next_].cycle <= lim.cycle) {
+      perform(ops_[next_]);
+      ++next_;
+    }
+  }
+  return m.run();
+}
+
+void ProbeOpQueue::perform(const ProbeOp& op) {
+  Machine& m = eng_.machine();
+  Cpu& caller = m.cpu(caller_);
+  // A caller asleep in wfi/hlt has a clock that lags: idle time passes up
+  // to the operation's cycle first, so the work starts there.
+  if (caller.idle()) caller.advance_idle(op.cycle);
+  const uint64_t at = caller.cycle();
+  eng_.set_caller_cpu(caller_);
+  Outcome& out = outcomes_[static_cast<size_t>(&op - ops_.data())];
+  try {
+    switch (op.kind) {
+      case ProbeOp::Kind::define: {
+        SessionProbe& p = session_.add(op.spec);
+        for (const auto& [event, action] : actions_) {
+          const size_t slash = event.find('/');
+          const std::string name = slash == std::string::npos ? event : event.substr(slash + 1);
+          if (name == p.spec.event && (slash == std::string::npos || event.substr(0, slash) == p.spec.group))
+            session_.set_action(event, action);
+        }
+        break;
+      }
+      case ProbeOp::Kind::knob: eng_.set_enabled(op.on); break;
+      case ProbeOp::Kind::remove:
+      case ProbeOp::Kind::enable:
+      case ProbeOp::Kind::disable: {
+        SessionProbe* p = session_.find(op.group, op.event);
+        if (!p) throw SessionError("no probe event named '" + op.event + "'");
+        if (op.kind == ProbeOp::Kind::remove)
+          session_.remove(*p);
+        else
+          session_.set_enabled(*p, op.kind == ProbeOp::Kind::enable);
+        break;
+      }
+    }
+  } catch (const std::runtime_error& e) {  // SessionError, SpecError: refused at run time
+    out.failed = true;
+    out.error = e.what();
+  }
+  out.performed = true;
+  out.at = at;
+  m.events().emit(Event{at, caller_, EventKind::probe_op, static_cast<uint64_t>(op.line), out.failed ? 1u : 0u,
+                        op.cycle, op.text});
+}
+
+}  // namespace ksim::kprobes

@@ -1,0 +1,75 @@
+// --image fig4 (docs/FIG4.md): the 2006 OLS paper's Figure 4 benchmark on
+// both ISAs, through the CLI: it runs on 1 and 4 CPUs and computes what the
+// recurrence gives, a probe on fig4_target is hit CPUs x 65,535 times, and
+// the shape the docs report: with rcu the run takes as long on 4 CPUs as
+// on 1, with the spinlock it takes longer, and longer than with rcu.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+
+#include "support/ksim_cli.hpp"
+
+using ksim::test::ProcessResult;
+using ksim::test::run_ksim;
+
+namespace {
+
+uint64_t number_after(const std::string& out, const std::string& label) {
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex("\n" + label + " (\\d+)")));
+  return std::stoull(m[1]);
+}
+
+// What every CPU computes: acc += fig4_target(i, acc), fig4_target(a, b) =
+// ((a << 3) ^ (b >> 5)) + (a | 1) - (b & 0xff), in 64-bit arithmetic.
+std::string expected_result(uint64_t calls) {
+  uint64_t acc = 0;
+  for (uint64_t i = 0; i < calls; ++i) acc += ((i << 3) ^ (acc >> 5)) + (i | 1) - (acc & 0xff);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(acc));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("the fig4 image (--image fig4): every CPU calls fig4_target 65535 times and a probe on it is hit CPUs x 65535 times: rcu "
+          "stays flat and the spinlock grows",
+          "[fig4][cli]") {
+  const std::string isa = GENERATE("rv64", "x86");
+  const std::string result = expected_result(65535);
+  std::map<std::string, uint64_t> cycles;
+  for (int cpus : {1, 4}) {
+    const std::string n = std::to_string(cpus);
+    ProcessResult plain = run_ksim({"run", "--isa", isa, "--image", "fig4", "--cpus", n});
+    INFO(isa << " " << cpus << "\n" << plain.out << plain.err);
+    REQUIRE(plain.status == 0);
+    CHECK(plain.out.find("fig4: " + n + " cpus x 65535 calls of fig4_target, result " + result + "\n") !=
+          std::string::npos);
+    cycles["none" + n] = number_after(plain.out, "cycles:");
+    for (const std::string locking : {"rcu", "spinlock"}) {
+      ProcessResult r = run_ksim({"run", "--isa", isa, "--image", "fig4", "--cpus", n, "-q", "--probe", "p fig4_target",
+                                  "--probe-action", "p_fig4_target_0=count", "--kprobes-locking", locking});
+      INFO(locking << "\n" << r.out << r.err);
+      REQUIRE(r.status == 0);
+      CHECK(r.out.find("probes: " + std::to_string(cpus * 65535) + " hits, 0 missed, 0 stray traps\n") !=
+            std::string::npos);
+      cycles[locking + n] = number_after(r.out, "cycles:");
+    }
+  }
+  INFO(isa << ": none " << cycles["none1"] << "/" << cycles["none4"] << ", rcu " << cycles["rcu1"] << "/"
+           << cycles["rcu4"] << ", spinlock " << cycles["spinlock1"] << "/" << cycles["spinlock4"]);
+  // No probe and rcu: the CPUs do not slow each other down (within 1%).
+  CHECK(cycles["none4"] < cycles["none1"] * 101 / 100);
+  CHECK(cycles["rcu4"] < cycles["rcu1"] * 101 / 100);
+  // A hit (~140 cycles) costs several times the call (~25): docs/FIG4.md.
+  CHECK(cycles["rcu1"] > cycles["none1"] * 6);
+  CHECK(cycles["rcu1"] < cycles["none1"] * 8);
+  // The spinlock: 4 CPUs wait for each other.
+  CHECK(cycles["spinlock4"] > cycles["rcu4"] * 3 / 2);
+  CHECK(cycles["spinlock4"] > cycles["spinlock1"] * 3 / 2);
+  CHECK(cycles["spinlock1"] > cycles["rcu1"]);
+}
