@@ -62,6 +62,7 @@ struct AheadStats {
   uint64_t runs = 0;        // run-aheads started
   uint64_t cycles = 0;      // cycles run ahead
   uint64_t put_backs = 0;   // CPUs put back to an earlier point
+  uint64_t undone = 0;      // cycles run ahead and then undone
   uint64_t replayed = 0;    // cycles re-run after a put-back
 };
 

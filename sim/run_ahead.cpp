@@ -62,6 +62,7 @@ void Machine::resolve(int k, uint64_t cycle, int cpu) {
   platform_->restore_ahead_point(k);
   owners_->undo(k);
   ++ahead_stats_.put_backs;
+  ahead_stats_.undone += was - c.cycle();
   // Re-run it to where the observer stands: every step that starts before
   // (cycle, cpu), as the exact schedule would have run it. It touched only
   // what it owns, so the re-run is the same work.
