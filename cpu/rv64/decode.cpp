@@ -99,18 +99,6 @@ Op lookup(uint32_t raw) {
 
 // --- Fused pairs (fusion_table.def) -----------------------------------------
 
-// Each row's semantics and base cost, by Op, for instantiating fast_pair.
-template <Op>
-struct Row;
-#define X(id, mn, mask, match, fmt, cls, probe)                  \
-  template <>                                                    \
-  struct Row<Op::id> {                                           \
-    using sem = sem_##id;                                        \
-    static constexpr unsigned cycles = timing::cycles(Class::cls); \
-  };
-#include "cpu/rv64/insn_table.def"
-#undef X
-
 using fusion::kFirst;
 using fusion::kFirsts;
 using fusion::kSecond;

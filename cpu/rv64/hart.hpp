@@ -221,7 +221,9 @@ class Hart final : public Cpu {
   bool prepare(uint64_t until);
   void decode_one(Insn& slot, uint64_t pc);
   static FastFn unfused(const Insn& in);
+  static uint64_t lead_cycles(const Insn& in);
   void fuse(Insn& a, uint64_t pc);
+  Insn* next_on_page(Insn& in, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);

@@ -106,6 +106,8 @@ inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
 // target on that page too), or nullptr when fusion_table.def does not
 // have the pair.
 FastFn fused_fast(const Insn& a, const Insn& b);
+// The same for the fused triple `a`, `b`, `c` (c after b as b after a).
+FastFn fused_triple_fast(const Insn& a, const Insn& b, const Insn& c);
 
 // Expands a compressed instruction to the 32-bit instruction it stands
 // for; returns 0 for reserved or unsupported encodings (e.g. C.FLD).

@@ -28,8 +28,9 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 // the next entry; or it returns nullptr, having changed
 // nothing, when the instruction needs the precise path (a device, a fault,
 // a store into a watched page, a target on another page). The handlers are
-// written once over `step`: `fast_one` for one instruction, `fast_pair` for
-// a fused pair (fusion_table.def; instantiated in decode.cpp). `kLen` is the instruction's length and
+// written once over `step`: `fast_one` for one instruction, `fast_pair` and
+// `fast_triple` for fused groups (fusion_table.def; instantiated in
+// decode.cpp and fusion_triples.cpp). `kLen` is the instruction's length and
 // `kCycles` its base cost (the timing class's cost from cpu/timing.hpp, the
 // same number the decoder stores in Insn::cycles for the precise path):
 // as template parameters neither is a load on the dispatch path, which
@@ -77,7 +78,7 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // the stop test). The pair retires two instructions and charges exactly
 // what they cost one by one. The hart must still stop at the first
 // instruction boundary at or after its stop cycle, which may fall between
-// the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
+// the halves: a chain ends fusion::kMaxLeadCycles before the stop cycle
 // (Hart::loop_fast), so A always ends before it and B is due; the last
 // cycles before the stop run one dispatch at a time, a pair only when A
 // ends before the stop. A is never a control transfer, so B always follows it, and cannot
@@ -89,6 +90,25 @@ Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
   if (!b) [[unlikely]] return go_precise(h, i, t);
   const Insn* n = B::template step<kLenB, kCyclesB>(h, b, t);
   if (!n) [[unlikely]] return go_precise(h, b, t);
+  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
+}
+
+// A fused triple (fusion_table.def): `A`, `B` and `C` in a row on one
+// page, as a pair with one more instruction, under the same rules: A and
+// B are straight-line and cannot rewrite what follows them, each reads its
+// own entry, a chain ends fusion::kMaxLeadCycles (the costliest A + B)
+// before the stop, and near the stop a triple runs only when A and B both
+// end before it.
+template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB,
+          typename C, unsigned kLenC, unsigned kCyclesC>
+Next fast_triple(Hart& h, const Insn* i, ChainClock t) {
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  if (!b) [[unlikely]] return go_precise(h, i, t);
+  const Insn* c = B::template step<kLenB, kCyclesB>(h, b, t);
+  if (!c) [[unlikely]] return go_precise(h, b, t);
+  const Insn* n = C::template step<kLenC, kCyclesC>(h, c, t);
+  if (!n) [[unlikely]] return go_precise(h, c, t);
   if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
@@ -381,5 +401,18 @@ using sem_sc_d = PreciseOnly<exec_sc_d>;
 AMO_BIND(swap) AMO_BIND(add) AMO_BIND(xor) AMO_BIND(and) AMO_BIND(or)
 AMO_BIND(min) AMO_BIND(max) AMO_BIND(minu) AMO_BIND(maxu)
 #undef AMO_BIND
+
+// Each row's semantics and base cost, by Op, for instantiating the fused
+// handlers (decode.cpp, fusion_triples.cpp).
+template <Op>
+struct Row;
+#define X(id, mn, mask, match, fmt, cls, probe)                            \
+  template <>                                                              \
+  struct Row<Op::id> {                                                     \
+    using sem = sem_##id;                                                  \
+    static constexpr unsigned cycles = timing::cycles(timing::Class::cls); \
+  };
+#include "cpu/rv64/insn_table.def"
+#undef X
 
 }  // namespace ksim::rv64
