@@ -71,6 +71,62 @@ void check_same_as_unfused(const std::function<void(Rv64Machine&)>& setup) {
   for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == precise.x(r));
 }
 
+// Runs straight-line `code` (instruction k costs costs[k]), fused in groups
+// of `group` instructions, paused at every cycle from the first to the
+// last, fast and precise, and checks that each pause stops at the first
+// instruction boundary at or after it, as the unfused interpreter does,
+// and that resuming from there ends exactly as the whole run.
+void check_pause_at_every_cycle(const std::vector<uint32_t>& code, const std::vector<uint64_t>& costs,
+                                unsigned group) {
+  // The boundaries of the unfused model: instruction k ends at ends[k].
+  std::vector<uint64_t> ends;
+  uint64_t sum = 0;
+  for (uint64_t c : costs) ends.push_back(sum += c);
+
+  auto setup = [&](Rv64Machine& t) {
+    t.load(code);
+    t.x(a2) = 1;
+    t.x(a3) = Rv64Machine::kData;
+    t.x(a4) = 3;
+    t.write<uint64_t>(Rv64Machine::kData, 0x1234);
+  };
+  Rv64Machine whole;
+  setup(whole);
+  REQUIRE(whole.run().end == RunResult::End::hook_stop);
+  REQUIRE(whole.hart().instret() == code.size());
+  for (size_t k = 0; k < code.size(); k += group) REQUIRE(span_at(whole, Rv64Machine::kCode + 4 * k) == 4 * group);
+
+  for (uint64_t pause = 1; pause <= sum; ++pause) {
+    CAPTURE(pause);
+    // The first boundary at or after the pause cycle.
+    size_t k = 0;
+    while (ends[k] < pause) ++k;
+
+    Rv64Machine fast, precise;
+    InsnTrace trace;
+    precise.machine().events().add(&trace);
+    setup(fast);
+    setup(precise);
+    REQUIRE(fast.hart().cycle() == 0);
+    REQUIRE(fast.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
+    REQUIRE(precise.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
+    CHECK(fast.hart().cycle() == ends[k]);
+    CHECK(fast.hart().instret() == k + 1);
+    CHECK(fast.hart().pc() == Rv64Machine::kCode + 4 * (k + 1));
+    CHECK(precise.hart().cycle() == ends[k]);
+    CHECK(precise.hart().instret() == k + 1);
+    CHECK(trace.insns == k + 1);
+    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == precise.x(r));
+
+    // Resuming from inside a group ends exactly as the whole run.
+    precise.machine().events().remove(&trace);
+    REQUIRE(fast.run().end == RunResult::End::hook_stop);
+    CHECK(fast.hart().cycle() == whole.hart().cycle());
+    CHECK(fast.hart().instret() == whole.hart().instret());
+    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == whole.x(r));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("The pairs these tests rely on are fused", "[rv64][fusion]") {
@@ -237,53 +293,7 @@ TEST_CASE("A pause at any cycle, including between the halves of a fused pair, s
     costs.insert(costs.end(), {timing::cycles(Class::load), timing::cycles(Class::alu), timing::cycles(Class::mul),
                                timing::cycles(Class::alu), timing::cycles(Class::alu), timing::cycles(Class::alu)});
   }
-  // The boundaries of the unfused model: instruction k ends at ends[k].
-  std::vector<uint64_t> ends;
-  uint64_t sum = 0;
-  for (uint64_t c : costs) ends.push_back(sum += c);
-
-  auto setup = [&](Rv64Machine& t) {
-    t.load(code);
-    t.x(a2) = 1;
-    t.x(a3) = Rv64Machine::kData;
-    t.x(a4) = 3;
-    t.write<uint64_t>(Rv64Machine::kData, 0x1234);
-  };
-  Rv64Machine whole;
-  setup(whole);
-  REQUIRE(whole.run().end == RunResult::End::hook_stop);
-  REQUIRE(whole.hart().instret() == code.size());
-  for (size_t pair = 0; pair < code.size(); pair += 2) REQUIRE(span_at(whole, Rv64Machine::kCode + 4 * pair) == 8);
-
-  for (uint64_t pause = 1; pause <= sum; ++pause) {
-    CAPTURE(pause);
-    // The first boundary at or after the pause cycle.
-    size_t k = 0;
-    while (ends[k] < pause) ++k;
-
-    Rv64Machine fast, precise;
-    InsnTrace trace;
-    precise.machine().events().add(&trace);
-    setup(fast);
-    setup(precise);
-    REQUIRE(fast.hart().cycle() == 0);
-    REQUIRE(fast.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
-    REQUIRE(precise.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
-    CHECK(fast.hart().cycle() == ends[k]);
-    CHECK(fast.hart().instret() == k + 1);
-    CHECK(fast.hart().pc() == Rv64Machine::kCode + 4 * (k + 1));
-    CHECK(precise.hart().cycle() == ends[k]);
-    CHECK(precise.hart().instret() == k + 1);
-    CHECK(trace.insns == k + 1);
-    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == precise.x(r));
-
-    // Resuming from the middle of a pair ends exactly as the whole run.
-    precise.machine().events().remove(&trace);
-    REQUIRE(fast.run().end == RunResult::End::hook_stop);
-    CHECK(fast.hart().cycle() == whole.hart().cycle());
-    CHECK(fast.hart().instret() == whole.hart().instret());
-    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == whole.x(r));
-  }
+  check_pause_at_every_cycle(code, costs, 2);
 }
 
 // --- Fused triples (fusion_table.def, TRIPLE_A/B/C) --------------------------
@@ -453,47 +463,5 @@ TEST_CASE("A pause at any cycle, including inside a fused triple, stops where th
     costs.insert(costs.end(), {timing::cycles(Class::mul), alu, br, timing::cycles(Class::load), alu, br,
                                timing::cycles(Class::store), alu, timing::cycles(Class::jump)});
   }
-  std::vector<uint64_t> ends;
-  uint64_t sum = 0;
-  for (uint64_t c : costs) ends.push_back(sum += c);
-
-  auto setup = [&](Rv64Machine& t) {
-    t.load(code);
-    t.x(a2) = 1;
-    t.x(a3) = Rv64Machine::kData;
-    t.x(a4) = 3;
-    t.write<uint64_t>(Rv64Machine::kData, 0x1234);
-  };
-  Rv64Machine whole;
-  setup(whole);
-  REQUIRE(whole.run().end == RunResult::End::hook_stop);
-  REQUIRE(whole.hart().instret() == code.size());
-  for (size_t group = 0; group < code.size(); group += 3)
-    REQUIRE(span_at(whole, Rv64Machine::kCode + 4 * group) == 12);
-
-  for (uint64_t pause = 1; pause <= sum; ++pause) {
-    CAPTURE(pause);
-    size_t k = 0;
-    while (ends[k] < pause) ++k;
-
-    Rv64Machine fast, precise;
-    InsnTrace trace;
-    precise.machine().events().add(&trace);
-    setup(fast);
-    setup(precise);
-    REQUIRE(fast.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
-    REQUIRE(precise.machine().run(RunLimits{pause, 0}).end == RunResult::End::paused);
-    CHECK(fast.hart().cycle() == ends[k]);
-    CHECK(fast.hart().instret() == k + 1);
-    CHECK(fast.hart().pc() == Rv64Machine::kCode + 4 * (k + 1));
-    CHECK(precise.hart().cycle() == ends[k]);
-    CHECK(trace.insns == k + 1);
-    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == precise.x(r));
-
-    // Resuming from inside a triple ends exactly as the whole run.
-    REQUIRE(fast.run().end == RunResult::End::hook_stop);
-    CHECK(fast.hart().cycle() == whole.hart().cycle());
-    CHECK(fast.hart().instret() == whole.hart().instret());
-    for (int r = 0; r < 32; ++r) CHECK(fast.x(r) == whole.x(r));
-  }
+  check_pause_at_every_cycle(code, costs, 3);
 }

@@ -3,21 +3,26 @@
 // loop needs to keep stops exact with fused groups (kMaxLeadCycles).
 #pragma once
 #include <algorithm>
-#include <iterator>
+#include <array>
+#include <cstdint>
 
 #include "cpu/rv64/insn.hpp"
 #include "cpu/timing.hpp"
 
 namespace ksim::rv64::fusion {
 
-#define FUSION_NONE(id)
-#define FUSION_ROW(id) Op::id,
-inline constexpr Op kFirst[] = {
-#define FIRST FUSION_ROW
-#define SECOND FUSION_NONE
-#define TRIPLE_A FUSION_NONE
-#define TRIPLE_B FUSION_NONE
-#define TRIPLE_C FUSION_NONE
+// fusion_table.def's lines: a row of insn_table.def and its place in a group.
+enum class Place : uint8_t { first, second, triple_a, triple_b, triple_c };
+struct Member {
+  Place place;
+  Op op;
+};
+inline constexpr Member kMembers[] = {
+#define FIRST(id) {Place::first, Op::id},
+#define SECOND(id) {Place::second, Op::id},
+#define TRIPLE_A(id) {Place::triple_a, Op::id},
+#define TRIPLE_B(id) {Place::triple_b, Op::id},
+#define TRIPLE_C(id) {Place::triple_c, Op::id},
 #include "cpu/rv64/fusion_table.def"
 #undef FIRST
 #undef SECOND
@@ -25,63 +30,27 @@ inline constexpr Op kFirst[] = {
 #undef TRIPLE_B
 #undef TRIPLE_C
 };
-inline constexpr Op kSecond[] = {
-#define FIRST FUSION_NONE
-#define SECOND FUSION_ROW
-#define TRIPLE_A FUSION_NONE
-#define TRIPLE_B FUSION_NONE
-#define TRIPLE_C FUSION_NONE
-#include "cpu/rv64/fusion_table.def"
-#undef FIRST
-#undef SECOND
-#undef TRIPLE_A
-#undef TRIPLE_B
-#undef TRIPLE_C
-};
-inline constexpr Op kTripleA[] = {
-#define FIRST FUSION_NONE
-#define SECOND FUSION_NONE
-#define TRIPLE_A FUSION_ROW
-#define TRIPLE_B FUSION_NONE
-#define TRIPLE_C FUSION_NONE
-#include "cpu/rv64/fusion_table.def"
-#undef FIRST
-#undef SECOND
-#undef TRIPLE_A
-#undef TRIPLE_B
-#undef TRIPLE_C
-};
-inline constexpr Op kTripleB[] = {
-#define FIRST FUSION_NONE
-#define SECOND FUSION_NONE
-#define TRIPLE_A FUSION_NONE
-#define TRIPLE_B FUSION_ROW
-#define TRIPLE_C FUSION_NONE
-#include "cpu/rv64/fusion_table.def"
-#undef FIRST
-#undef SECOND
-#undef TRIPLE_A
-#undef TRIPLE_B
-#undef TRIPLE_C
-};
-inline constexpr Op kTripleC[] = {
-#define FIRST FUSION_NONE
-#define SECOND FUSION_NONE
-#define TRIPLE_A FUSION_NONE
-#define TRIPLE_B FUSION_NONE
-#define TRIPLE_C FUSION_ROW
-#include "cpu/rv64/fusion_table.def"
-#undef FIRST
-#undef SECOND
-#undef TRIPLE_A
-#undef TRIPLE_B
-#undef TRIPLE_C
-};
-#undef FUSION_NONE
-#undef FUSION_ROW
-inline constexpr size_t kFirsts = std::size(kFirst), kSeconds = std::size(kSecond);
-inline constexpr size_t kTripleAs = std::size(kTripleA), kTripleBs = std::size(kTripleB),
-                        kTripleCs = std::size(kTripleC);
+// The rows that may take place P, in table order.
+template <Place P>
+constexpr auto rows() {
+  constexpr size_t n = [] {
+    size_t k = 0;
+    for (const Member& r : kMembers) k += r.place == P;
+    return k;
+  }();
+  std::array<Op, n> ops{};
+  size_t k = 0;
+  for (const Member& r : kMembers)
+    if (r.place == P) ops[k++] = r.op;
+  return ops;
+}
+inline constexpr auto kFirst = rows<Place::first>();
+inline constexpr auto kSecond = rows<Place::second>();
+inline constexpr auto kTripleA = rows<Place::triple_a>();
+inline constexpr auto kTripleB = rows<Place::triple_b>();
+inline constexpr auto kTripleC = rows<Place::triple_c>();
+inline constexpr size_t kFirsts = kFirst.size(), kSeconds = kSecond.size();
+inline constexpr size_t kTripleAs = kTripleA.size(), kTripleBs = kTripleB.size(), kTripleCs = kTripleC.size();
 
 // Base cost of each row, by Op.
 inline constexpr timing::Class kClass[] = {
