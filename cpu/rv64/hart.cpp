@@ -198,13 +198,21 @@ void Hart::step_pass(uint64_t budget) {
   loop_precise();
 }
 
+// Moves the fetch window to the page of `pc`. Code that calls across pages
+// moves it often (the guest kernel every 200 instructions or so), so the
+// hart remembers a few recent pages rather than asking the decode cache's
+// map each time (pages live as long as the cache).
 const Insn& Hart::fetch_slow(uint64_t pc) {
   uint64_t base = pc & ~(kPageSize - 1);
-  if (!bus_.ram().contains(base, kPageSize)) {
-    fault_pc_ = pc;
-    return fault_insn_;
+  RecentPage& recent = recent_pages_[(base >> kPageShift) % kRecentPages];
+  if (recent.base != base) {
+    if (!bus_.ram().contains(base, kPageSize)) {
+      fault_pc_ = pc;
+      return fault_insn_;
+    }
+    recent = RecentPage{base, cache_.page(base)};
   }
-  fetch_page_ = cache_.page(base);
+  fetch_page_ = recent.page;
   fetch_base_ = base;
   return fetch_page_[(pc - base) >> 1];
 }

@@ -120,7 +120,7 @@ class Hart final : public Cpu {
   // makes anyway (see chain_limit_), so it costs nothing per instruction.
   static constexpr uint64_t kChainCycles = 1024;
   // A chain retires at most one instruction per cycle, and its last
-  // dispatch (a pair of at most 2 x 21 cycles) may pass the limit.
+  // dispatch (a fused group of at most three instructions) may pass the limit.
   static_assert(kChainCycles + 64 < (uint64_t{1} << kRetiredBits), "a chain's retired count fits its bits");
   // The chain clock (insn.hpp) at or past which a chain of fast handlers
   // hands back to the loop: the first instruction boundary at or after the
@@ -249,6 +249,13 @@ class Hart final : public Cpu {
   // Fetch window: the decoded page the hart is executing from.
   uint64_t fetch_base_ = ~uint64_t{0};
   Insn* fetch_page_ = nullptr;
+  // Pages the window was on recently, by page number modulo kRecentPages.
+  struct RecentPage {
+    uint64_t base = ~uint64_t{0};
+    Insn* page = nullptr;
+  };
+  static constexpr unsigned kRecentPages = 8;
+  RecentPage recent_pages_[kRecentPages];
   Insn fault_insn_{};  // returned for fetches outside RAM
   uint64_t fault_pc_ = 0;
 

@@ -82,9 +82,10 @@ struct Insn {
   uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
   uint8_t rs1, rs2;  // sources (for CSR*I, rs1 holds the 5-bit immediate)
   Op op;
-  uint8_t span;      // bytes the fast handler runs: len, or both halves of
-                     // a fused pair (the decode cache resets the entry when
-                     // any of them changes); 0 for the decode-me stub
+  uint8_t span;      // bytes the fast handler runs: len, or all the
+                     // instructions of a fused group (the decode cache
+                     // resets the entry when any of them changes); 0 for
+                     // the decode-me stub
   uint8_t len;       // 2 (compressed) or 4
   uint8_t cycles;    // base cost from the timing model
   uint32_t raw;      // the encoding as fetched (16 or 32 bits)
