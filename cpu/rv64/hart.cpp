@@ -74,20 +74,22 @@ void Hart::loop_fast() {
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
     Next r;
+    ChainClock start;
     if (cycle + fusion::kMaxLeadCycles < stop_) [[likely]] {
       const uint64_t chain_stop = std::min(stop_ - fusion::kMaxLeadCycles, cycle + kChainCycles);
-      chain_limit_ = (chain_stop - cycle) << kRetiredBits;
-      r = ip->fast(*this, ip, 0);
+      start = chain_start(chain_stop - cycle);
+      r = ip->fast(*this, ip, start);
     } else {
-      chain_limit_ = 0;
+      start = chain_start(0);
       // Which group the entry starts is known only once it is decoded (a
       // stub, or an instruction decoded as part of the group before it).
       if (ip->fast == &fast_decode) decode_into(const_cast<Insn&>(*ip), pc_of(ip));
       const bool group_fits = cycle + lead_cycles(*ip) < stop_;
-      r = (group_fits ? ip->fast : unfused(*ip))(*this, ip, 0);
+      r = (group_fits ? ip->fast : unfused(*ip))(*this, ip, start);
     }
-    cycle += clock_cycles(r.clock);
-    retired += clock_retired(r.clock);
+    const ChainClock ran = r.clock - start;  // modulo 2^64: the clock may have carried out
+    cycle += clock_cycles(ran);
+    retired += clock_retired(ran);
     if (r.ip) [[likely]] {
       ip = r.ip;
       continue;

@@ -23,12 +23,15 @@ struct Insn;
 //    loop to synchronise state and run `exec` instead (of the instruction
 //    in Hart::precise_ip).
 //
-// The chain's clock is one host register holding two counts: the cycles
-// since the chain began in the high bits, and the instructions it retired
-// in the low kRetiredBits, so one addition per instruction advances both
-// (tick). A chain lasts at most Hart::kChainCycles cycles and every
-// instruction costs at least one, so the retired count never carries into
-// the cycles.
+// The chain's clock is one host register holding two counts: cycles in the
+// high bits, and instructions retired in the low kRetiredBits, so one
+// addition per dispatch advances both (tick). It starts at minus the
+// chain's length in cycles (Hart::chain_start), so the addition that
+// reaches the chain's stop cycle carries out of the register, which is the
+// chain's one test per dispatch; the loop reads what the chain ran as the
+// difference from the start. A chain lasts at most Hart::kChainCycles
+// cycles and every instruction costs at least one, so the retired count
+// never carries into the cycles.
 using ChainClock = uint64_t;
 inline constexpr unsigned kRetiredBits = 16;
 // What one instruction of `cycles` cycles adds to the clock.

@@ -23,8 +23,9 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 // --- The fast path ----------------------------------------------------------
 //
 // Each shape below has a `step<kLen, kCycles>(h, i, t)`: it runs the
-// instruction with the loop's state in registers, advances the chain clock
-// `t` by the instruction (tick: its cycles and one retired) and returns
+// instruction with the loop's state in registers, adds the instruction's
+// tick (its cycles and one retired) to `t` (the handler's count of what it
+// ran, which it then adds to the chain's clock: advance) and returns
 // the next entry; or it returns nullptr, having changed
 // nothing, when the instruction needs the precise path (a device, a fault,
 // a store into a watched page, a target on another page). The handlers are
@@ -46,10 +47,14 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
   h.precise_ip = i;
   return {nullptr, t};
 }
-// Whether a chain of handlers goes on at clock `t`: the one test per
-// dispatch is the chain's stop cycle, which also bounds the chain's length
-// (Hart::kChainCycles).
-inline bool keep_going(const Hart& h, ChainClock t) { return t < h.chain_limit(); }
+// Advances the chain's clock `t` by `d`, the ticks of the instructions a
+// handler ran, and says whether the chain goes on: the clock starts at
+// minus the chain's length (Hart::loop_fast, chain_start), so the addition
+// carries out exactly when the chain reaches its stop cycle, and the one
+// test per dispatch is the carry of an addition the handler makes anyway
+// (add; jc: no compare, no load of a limit). The limit is also the
+// chain's length bound (Hart::kChainCycles).
+[[gnu::always_inline]] inline bool advance(ChainClock& t, ChainClock d) { return !__builtin_add_overflow(t, d, &t); }
 // The entry after `i` (one entry per halfword).
 template <unsigned kLen>
 inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
@@ -67,9 +72,10 @@ inline const Insn* jump_target(const Insn* i) {
 // position in the handler's own body.
 template <typename S, unsigned kLen, unsigned kCycles>
 Next fast_one(Hart& h, const Insn* i, ChainClock t) {
-  const Insn* n = S::template step<kLen, kCycles>(h, i, t);
+  ChainClock d = 0;
+  const Insn* n = S::template step<kLen, kCycles>(h, i, d);
   if (!n) [[unlikely]] return go_precise(h, i, t);
-  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
 
@@ -86,11 +92,12 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // which the decode cache resets together with this one (Insn::span).
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
 Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
-  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  ChainClock d = 0;
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, d);
   if (!b) [[unlikely]] return go_precise(h, i, t);
-  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, t);
-  if (!n) [[unlikely]] return go_precise(h, b, t);
-  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, d);
+  if (!n) [[unlikely]] return go_precise(h, b, t + d);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
 
@@ -103,13 +110,14 @@ Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB,
           typename C, unsigned kLenC, unsigned kCyclesC>
 Next fast_triple(Hart& h, const Insn* i, ChainClock t) {
-  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  ChainClock d = 0;
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, d);
   if (!b) [[unlikely]] return go_precise(h, i, t);
-  const Insn* c = B::template step<kLenB, kCyclesB>(h, b, t);
-  if (!c) [[unlikely]] return go_precise(h, b, t);
-  const Insn* n = C::template step<kLenC, kCyclesC>(h, c, t);
-  if (!n) [[unlikely]] return go_precise(h, c, t);
-  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  const Insn* c = B::template step<kLenB, kCyclesB>(h, b, d);
+  if (!c) [[unlikely]] return go_precise(h, b, t + d);
+  const Insn* n = C::template step<kLenC, kCyclesC>(h, c, d);
+  if (!n) [[unlikely]] return go_precise(h, c, t + d);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
 
