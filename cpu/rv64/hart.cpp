@@ -84,8 +84,12 @@ void Hart::loop_fast() {
       // Which group the entry starts is known only once it is decoded (a
       // stub, or an instruction decoded as part of the group before it).
       if (ip->fast == &fast_decode) decode_into(const_cast<Insn&>(*ip), pc_of(ip));
-      const bool group_fits = cycle + lead_cycles(*ip) < stop_;
-      r = (group_fits ? ip->fast : unfused(*ip))(*this, ip, start);
+      // A fused group runs only if all but its last instruction end before
+      // stop_ (its first instruction is the least of that); else its first
+      // instruction runs alone. (Span > len 0: a fetch-fault entry, alone.)
+      const bool cut = ip->span > ip->len && ip->len != 0 &&
+                       (cycle + ip->cycles >= stop_ || cycle + lead_cycles(*ip) >= stop_);
+      r = (cut ? unfused(*ip) : ip->fast)(*this, ip, start);
     }
     const ChainClock ran = r.clock - start;  // modulo 2^64: the clock may have carried out
     cycle += clock_cycles(ran);
@@ -108,18 +112,11 @@ void Hart::loop_fast() {
   s.pc = pc_of_any(ip);
 }
 
-// The base cost of the instructions an entry's handler runs before its last
-// one (0 for a lone instruction): a fused group's later entries are
-// decoded, so their costs are there.
+// The base cost of the instructions a fused group runs before its last
+// one: its first, and for a triple its second (whose entry is decoded).
 uint64_t Hart::lead_cycles(const Insn& in) {
-  if (in.len == 0) return 0;  // a fetch-fault entry (its span is not a group's)
-  uint64_t cycles = 0;
-  const Insn* p = &in;
-  for (unsigned covered = p->len; covered < in.span; covered += p->len) {
-    cycles += p->cycles;
-    p += p->len / 2;
-  }
-  return cycles;
+  const Insn& b = (&in)[in.len / 2];
+  return in.span > in.len + b.len ? in.cycles + b.cycles : in.cycles;
 }
 
 // The fast handler that runs the entry's instruction alone: the row's own

@@ -1,5 +1,6 @@
 // Decoded RV64 instructions and the instruction table that describes them.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -72,8 +73,12 @@ struct OpInfo {
   ExecFn exec;
 };
 
-// The table, indexed by Op.
-const OpInfo& op_info(Op op);
+// The table, indexed by Op (decode.cpp). Inline: the interpreter loop
+// reads it for every dispatch that runs a fused group's first instruction
+// alone, which under exact SMP scheduling is most of them.
+inline constexpr size_t kOps = static_cast<size_t>(Op::count_);
+extern const std::array<OpInfo, kOps> kOpTable;
+inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; }
 
 // One pre-decoded instruction, 32 bytes; the decode cache holds one per
 // halfword of a code page.
