@@ -10,17 +10,21 @@
 
 namespace ksim::rv64 {
 
-namespace {
-
 using timing::Class;
 
-constexpr std::array<OpInfo, static_cast<size_t>(Op::count_)> kTable = {{
+// Constant-initialised (every entry is a constant expression), so no
+// handler reads it before it is filled.
+const std::array<OpInfo, kOps> kOpTable = {{
 #define X(id, mn, mask, match, fmt, cls, probe) \
   {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &fast_one<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one<sem_##id, 2, timing::cycles(Class::cls)>, sem_##id::exec},
 #include "cpu/rv64/insn_table.def"
 #undef X
     {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &exec_illegal},
 }};
+
+namespace {
+
+const auto& kTable = kOpTable;
 
 // Rows grouped by major opcode (bits 6:0), so decoding scans a handful of
 // candidates instead of the whole table.
@@ -99,18 +103,6 @@ Op lookup(uint32_t raw) {
 
 // --- Fused pairs (fusion_table.def) -----------------------------------------
 
-// Each row's semantics and base cost, by Op, for instantiating fast_pair.
-template <Op>
-struct Row;
-#define X(id, mn, mask, match, fmt, cls, probe)                  \
-  template <>                                                    \
-  struct Row<Op::id> {                                           \
-    using sem = sem_##id;                                        \
-    static constexpr unsigned cycles = timing::cycles(Class::cls); \
-  };
-#include "cpu/rv64/insn_table.def"
-#undef X
-
 using fusion::kFirst;
 using fusion::kFirsts;
 using fusion::kSecond;
@@ -158,8 +150,6 @@ FastFn fused_fast(const Insn& a, const Insn& b) {
   if (ia < 0 || ib < 0) return nullptr;
   return kPairs[static_cast<size_t>(ia)][static_cast<size_t>(ib)][(a.len == 2) * 2 + (b.len == 2)];
 }
-
-const OpInfo& op_info(Op op) { return kTable[static_cast<size_t>(op)]; }
 
 Insn decode32(uint32_t raw) { return make(lookup(raw), raw, raw, 4); }
 

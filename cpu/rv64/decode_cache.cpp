@@ -39,8 +39,8 @@ void DecodeCache::watch_page(uint64_t page_base) { pages_.watch(page_base); }
 
 void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
   // An entry starting up to kMaxSpan - 2 bytes before `addr` may cover it:
-  // a 32-bit instruction starts on any halfword, and a fused pair runs two
-  // instructions from its first entry (Insn::span).
+  // a 32-bit instruction starts on any halfword, and a fused group runs two
+  // or three instructions from its first entry (Insn::span).
   uint64_t first = (addr & ~uint64_t{1}) - (kMaxSpan - 2);
   uint64_t end = addr + size;
   for (uint64_t a = first; a < end; a += 2) {
@@ -55,13 +55,15 @@ void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
 void DecodeCache::reset(Insn* insns, unsigned k) {
   insns[k] = decode_stub();
   ++invalidations_;
-  // A fused pair whose second half is entry k reads that entry's fields:
-  // it goes too (and so on backwards). Its first half is 2 or 4 bytes, so
-  // it is one or two entries before, on the same page (pairs never cross
-  // a page end).
-  for (unsigned back = 1; back <= 2 && back <= k; ++back) {
+  // A fused group that runs the instruction of entry k reads that entry's
+  // fields: it goes too (and so on backwards). Its first entry is at most
+  // kMaxSpan - 4 bytes before (a triple of 32-bit instructions) on the same
+  // page (groups never cross a page end). An entry whose span reaches past
+  // k's first byte is taken to depend on k (it may only cover k's bytes,
+  // but resetting it then is merely redundant).
+  for (unsigned back = 1; back <= (kMaxSpan - 4) / 2 && back <= k; ++back) {
     const Insn& p = insns[k - back];
-    if (p.exec != &exec_decode && p.len == 2 * back && p.span > p.len) reset(insns, k - back);
+    if (p.exec != &exec_decode && p.span > p.len && p.span > 2 * back) reset(insns, k - back);
   }
 }
 

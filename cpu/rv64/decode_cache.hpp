@@ -4,7 +4,7 @@
 // fetch is an index into an array. Entries start as "decode me" stubs and
 // are filled on first execution. A store into a page that holds decoded
 // code (from any hart, a device or the host) resets the entries whose bytes
-// it touched (both halves' bytes for a fused pair), before the next fetch: every hart sees new code at its very
+// it touched (every instruction's bytes for a fused group), before the next fetch: every hart sees new code at its very
 // next fetch of that address, which is stronger than FENCE.I requires
 // (see docs/ARCHITECTURE.md, "Self-modifying code").
 //
@@ -20,8 +20,8 @@
 namespace ksim::rv64 {
 
 inline constexpr unsigned kInsnsPerPage = kPageSize / 2;
-// The most bytes one entry covers: a fused pair of two 32-bit instructions.
-inline constexpr unsigned kMaxSpan = 8;
+// The most bytes one entry covers: a fused triple of 32-bit instructions.
+inline constexpr unsigned kMaxSpan = 12;
 
 class DecodeCache {
  public:
@@ -50,7 +50,7 @@ class DecodeCache {
   struct Page {
     Insn insns[kInsnsPerPage + 2];
   };
-  // Resets entry k of a page and every fused pair that depends on it.
+  // Resets entry k of a page and every fused group that depends on it.
   void reset(Insn* insns, unsigned k);
   CodePages<Page> pages_;
   uint64_t invalidations_ = 0;

@@ -64,30 +64,38 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 // change), its `fast` returns nullptr: the loop writes its state back to
 // `s` and runs the instruction's precise semantics, then reloads.
 //
-// Chains of fast handlers end fusion::kMaxFirstCycles before stop_, so
-// that a fused pair never straddles the stop (semantics.hpp, fast_pair).
+// Chains of fast handlers end fusion::kMaxLeadCycles before stop_, so
+// that a fused group never straddles the stop (semantics.hpp, fast_pair).
 // The last few cycles before stop_ (under exact SMP scheduling nearly
-// every slot is that short) run one dispatch per call: a pair only when
-// its first half ends before stop_, else its first instruction alone. So
-// the hart stops at exactly the first instruction boundary at or after
-// stop_, as the unfused interpreter does.
+// every slot is that short) run one dispatch per call: a fused group only
+// when all but its last instruction end before stop_, else its first
+// instruction alone. So the hart stops at exactly the first instruction
+// boundary at or after stop_, as the unfused interpreter does.
 void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
   while (cycle < stop_) {
     Next r;
-    if (cycle + fusion::kMaxFirstCycles < stop_) [[likely]] {
-      const uint64_t chain_stop = std::min(stop_ - fusion::kMaxFirstCycles, cycle + kChainCycles);
-      chain_limit_ = (chain_stop - cycle) << kRetiredBits;
-      r = ip->fast(*this, ip, 0);
+    ChainClock start;
+    if (cycle + fusion::kMaxLeadCycles < stop_) [[likely]] {
+      const uint64_t chain_stop = std::min(stop_ - fusion::kMaxLeadCycles, cycle + kChainCycles);
+      start = chain_start(chain_stop - cycle);
+      r = ip->fast(*this, ip, start);
     } else {
-      chain_limit_ = 0;
-      // (A stub's cycles are not its instruction's yet: it runs precisely.)
-      const bool pair_fits = ip->exec != &exec_decode && cycle + ip->cycles < stop_;
-      r = (pair_fits ? ip->fast : unfused(*ip))(*this, ip, 0);
+      start = chain_start(0);
+      // Which group the entry starts is known only once it is decoded (a
+      // stub, or an instruction decoded as part of the group before it).
+      if (ip->fast == &fast_decode) decode_into(const_cast<Insn&>(*ip), pc_of(ip));
+      // A fused group runs only if all but its last instruction end before
+      // stop_ (its first instruction is the least of that); else its first
+      // instruction runs alone. (Span > len 0: a fetch-fault entry, alone.)
+      const bool cut = ip->span > ip->len && ip->len != 0 &&
+                       (cycle + ip->cycles >= stop_ || cycle + lead_cycles(*ip) >= stop_);
+      r = (cut ? unfused(*ip) : ip->fast)(*this, ip, start);
     }
-    cycle += clock_cycles(r.clock);
-    retired += clock_retired(r.clock);
+    const ChainClock ran = r.clock - start;  // modulo 2^64: the clock may have carried out
+    cycle += clock_cycles(ran);
+    retired += clock_retired(ran);
     if (r.ip) [[likely]] {
       ip = r.ip;
       continue;
@@ -106,8 +114,15 @@ void Hart::loop_fast() {
   s.pc = pc_of_any(ip);
 }
 
+// The base cost of the instructions a fused group runs before its last
+// one: its first, and for a triple its second (whose entry is decoded).
+uint64_t Hart::lead_cycles(const Insn& in) {
+  const Insn& b = (&in)[in.len / 2];
+  return in.span > in.len + b.len ? in.cycles + b.cycles : in.cycles;
+}
+
 // The fast handler that runs the entry's instruction alone: the row's own
-// handler for the first half of a fused pair (never a branch or JAL, whose
+// handler for the first instruction of a fused group (never a branch or JAL, whose
 // handler would need the same-page check), the precise path for an entry
 // whose handler would decode it (and perhaps fuse it) first.
 FastFn Hart::unfused(const Insn& in) {
@@ -185,13 +200,21 @@ void Hart::step_pass(uint64_t budget) {
   loop_precise();
 }
 
+// Moves the fetch window to the page of `pc`. Code that calls across pages
+// moves it often (the guest kernel every 200 instructions or so), so the
+// hart remembers a few recent pages rather than asking the decode cache's
+// map each time (pages live as long as the cache).
 const Insn& Hart::fetch_slow(uint64_t pc) {
   uint64_t base = pc & ~(kPageSize - 1);
-  if (!bus_.ram().contains(base, kPageSize)) {
-    fault_pc_ = pc;
-    return fault_insn_;
+  RecentPage& recent = recent_pages_[(base >> kPageShift) % kRecentPages];
+  if (recent.base != base) {
+    if (!bus_.ram().contains(base, kPageSize)) {
+      fault_pc_ = pc;
+      return fault_insn_;
+    }
+    recent = RecentPage{base, cache_.page(base)};
   }
-  fetch_page_ = cache_.page(base);
+  fetch_page_ = recent.page;
   fetch_base_ = base;
   return fetch_page_[(pc - base) >> 1];
 }
@@ -227,34 +250,52 @@ void Hart::decode_one(Insn& slot, uint64_t pc) {
   if (jumps_off_page(slot, pc)) slot.fast = &fast_go_precise;
 }
 
-// `a` (at `pc`, an entry of a decode-cache page) becomes a fused pair with
-// the instruction after it, `b`, when fusion_table.def has the pair and
-// both lie on this page. Keeping a pair on one page means the entries of
-// both halves are in the same array and one page's invalidation covers the
-// whole pair. If `b` has not been decoded yet it is decoded now, but not
-// fused in turn (decoding stays one entry at a time): its fast handler
-// stays the decode stub's, so that the first time `b` starts a dispatch
-// itself (a jump into the middle of the pair), it is decoded again and may
-// then be fused with the instruction after it. Re-decoding rewrites the
-// same fields, which the pair reads while it lives; when `b` is reset, the
-// decode cache resets the pair too (DecodeCache::reset).
+// `a` (at `pc`, an entry of a decode-cache page) becomes a fused group
+// with the instructions after it: a triple with the next two, or else a
+// pair with the next one, when fusion_table.def has it and the whole group
+// lies on this page. Keeping a group on one page means the entries of all
+// its instructions are in the same array and one page's invalidation
+// covers the whole group. If a later instruction has not been decoded yet
+// it is decoded now, but not fused in turn (decoding stays one entry at a
+// time): its fast handler stays the decode stub's, so that the first time
+// it starts a dispatch itself (a jump into the middle of the group), it is
+// decoded again and may then be fused with the instructions after it.
+// Re-decoding rewrites the same fields, which the group reads while it
+// lives; when such an entry is reset, the decode cache resets the group
+// too (DecodeCache::reset).
 void Hart::fuse(Insn& a, uint64_t pc) {
   if (a.span != a.len) return;  // not an instruction (fault entry)
-  const uint64_t off_b = (pc & (kPageSize - 1)) + a.len, pc_b = pc + a.len;
-  if (off_b + 2 > kPageSize) return;
-  Insn& b = (&a)[a.len / 2];
-  if (b.exec == &exec_decode) {
+  Insn* b = next_on_page(a, pc);
+  if (!b) return;
+  FastFn pair = fused_fast(a, *b);
+  if (!pair) return;
+  if (Insn* c = next_on_page(*b, pc + a.len)) {
+    if (FastFn triple = fused_triple_fast(a, *b, *c)) {
+      a.fast = triple;
+      a.span = static_cast<uint8_t>(a.len + b->len + c->len);
+      return;
+    }
+  }
+  a.fast = pair;
+  a.span = static_cast<uint8_t>(a.len + b->len);
+}
+
+// The decoded entry of the instruction after `in` (at `pc`), when it lies
+// wholly on the same page and is no branch or JAL to another page (so it
+// may end a fused group); decodes it first if need be.
+Insn* Hart::next_on_page(Insn& in, uint64_t pc) {
+  const uint64_t off_n = (pc & (kPageSize - 1)) + in.len, pc_n = pc + in.len;
+  if (off_n + 2 > kPageSize) return nullptr;
+  Insn& n = (&in)[in.len / 2];
+  if (n.exec == &exec_decode) {
     uint16_t lo = 0;
-    std::memcpy(&lo, ram_ptr(pc_b), 2);
-    if (!is_compressed(lo) && off_b + 4 > kPageSize) return;  // b crosses into the next page
-    decode_one(b, pc_b);
-    b.fast = &fast_decode;
+    std::memcpy(&lo, ram_ptr(pc_n), 2);
+    if (!is_compressed(lo) && off_n + 4 > kPageSize) return nullptr;  // n crosses into the next page
+    decode_one(n, pc_n);
+    n.fast = &fast_decode;
   }
-  if (off_b + b.len > kPageSize || jumps_off_page(b, pc_b)) return;
-  if (FastFn f = fused_fast(a, b)) {
-    a.fast = f;
-    a.span = static_cast<uint8_t>(a.len + b.len);
-  }
+  if (off_n + n.len > kPageSize || jumps_off_page(n, pc_n)) return nullptr;
+  return &n;
 }
 
 // --- Memory slow paths -----------------------------------------------------

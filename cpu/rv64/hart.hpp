@@ -120,15 +120,19 @@ class Hart final : public Cpu {
   // builds): every instruction costs at least one cycle, so a chain is at
   // most this many handlers deep. Bounding it in cycles rather than in
   // instructions folds the bound into the stop-cycle test each handler
-  // makes anyway (see chain_limit_), so it costs nothing per instruction.
+  // makes anyway (chain_start), so it costs nothing per instruction.
   static constexpr uint64_t kChainCycles = 1024;
   // A chain retires at most one instruction per cycle, and its last
-  // dispatch (a pair of at most 2 x 21 cycles) may pass the limit.
+  // dispatch (a fused group of at most three instructions) may pass the limit.
   static_assert(kChainCycles + 64 < (uint64_t{1} << kRetiredBits), "a chain's retired count fits its bits");
-  // The chain clock (insn.hpp) at or past which a chain of fast handlers
-  // hands back to the loop: the first instruction boundary at or after the
-  // chain's stop cycle ends the chain.
-  ChainClock chain_limit() const { return chain_limit_; }
+  // The chain clock (insn.hpp) a chain of `cycles` cycles starts at: minus
+  // its length, so that the addition which takes it to or past zero (the
+  // first instruction boundary at or after the chain's stop cycle) carries
+  // out and ends the chain (semantics.hpp, advance). A chain of 0 cycles
+  // ends after its first dispatch.
+  static constexpr ChainClock chain_start(uint64_t cycles) {
+    return cycles ? ChainClock{0} - (cycles << kRetiredBits) : ~ChainClock{0};
+  }
   const Insn* precise_ip = nullptr;  // set by a handler that needs the precise path
   // The PC of a decoded entry of the page being executed.
   uint64_t pc_of(const Insn* i) const {
@@ -280,7 +284,9 @@ class Hart final : public Cpu {
   bool prepare(uint64_t until);
   void decode_one(Insn& slot, uint64_t pc);
   static FastFn unfused(const Insn& in);
+  static uint64_t lead_cycles(const Insn& in);
   void fuse(Insn& a, uint64_t pc);
+  Insn* next_on_page(Insn& in, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
@@ -315,19 +321,23 @@ class Hart final : public Cpu {
   // Fetch window: the decoded page the hart is executing from.
   uint64_t fetch_base_ = ~uint64_t{0};
   Insn* fetch_page_ = nullptr;
+  // Pages the window was on recently, by page number modulo kRecentPages.
+  struct RecentPage {
+    uint64_t base = ~uint64_t{0};
+    Insn* page = nullptr;
+  };
+  static constexpr unsigned kRecentPages = 8;
+  RecentPage recent_pages_[kRecentPages];
   Insn fault_insn_{};  // returned for fetches outside RAM
   uint64_t fault_pc_ = 0;
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
-  // The chain's stop cycle as a chain clock, set by loop_fast before each
-  // chain; zeroed with stop_ so a chain in progress ends at the next
-  // instruction boundary too.
-  ChainClock chain_limit_ = 0;
-  // Ends the current run slice (and any chain of fast handlers) at the next
-  // instruction boundary; run() then re-checks interrupts and stop requests.
+  // Ends the current run slice at the next instruction boundary; run() then
+  // re-checks interrupts and stop requests. (Nothing calls this inside a
+  // chain of fast handlers: they touch no device, CSR or trap, so a chain's
+  // limit, fixed when it starts, needs no update.)
   void end_slice() {
     stop_ = 0;
-    chain_limit_ = 0;
     prepared_ = false;
   }
   // What the last full prepare() found (see there): valid until the slice

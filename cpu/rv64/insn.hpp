@@ -1,5 +1,6 @@
 // Decoded RV64 instructions and the instruction table that describes them.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -23,12 +24,15 @@ struct Insn;
 //    loop to synchronise state and run `exec` instead (of the instruction
 //    in Hart::precise_ip).
 //
-// The chain's clock is one host register holding two counts: the cycles
-// since the chain began in the high bits, and the instructions it retired
-// in the low kRetiredBits, so one addition per instruction advances both
-// (tick). A chain lasts at most Hart::kChainCycles cycles and every
-// instruction costs at least one, so the retired count never carries into
-// the cycles.
+// The chain's clock is one host register holding two counts: cycles in the
+// high bits, and instructions retired in the low kRetiredBits, so one
+// addition per dispatch advances both (tick). It starts at minus the
+// chain's length in cycles (Hart::chain_start), so the addition that
+// reaches the chain's stop cycle carries out of the register, which is the
+// chain's one test per dispatch; the loop reads what the chain ran as the
+// difference from the start. A chain lasts at most Hart::kChainCycles
+// cycles and every instruction costs at least one, so the retired count
+// never carries into the cycles.
 using ChainClock = uint64_t;
 inline constexpr unsigned kRetiredBits = 16;
 // What one instruction of `cycles` cycles adds to the clock.
@@ -69,8 +73,12 @@ struct OpInfo {
   ExecFn exec;
 };
 
-// The table, indexed by Op.
-const OpInfo& op_info(Op op);
+// The table, indexed by Op (decode.cpp). Inline: the interpreter loop
+// reads it for every dispatch that runs a fused group's first instruction
+// alone, which under exact SMP scheduling is most of them.
+inline constexpr size_t kOps = static_cast<size_t>(Op::count_);
+extern const std::array<OpInfo, kOps> kOpTable;
+inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; }
 
 // One pre-decoded instruction, 32 bytes; the decode cache holds one per
 // halfword of a code page.
@@ -82,9 +90,10 @@ struct Insn {
   uint8_t rdw;       // destination the interpreter writes: 32 (a sink) for x0
   uint8_t rs1, rs2;  // sources (for CSR*I, rs1 holds the 5-bit immediate)
   Op op;
-  uint8_t span;      // bytes the fast handler runs: len, or both halves of
-                     // a fused pair (the decode cache resets the entry when
-                     // any of them changes); 0 for the decode-me stub
+  uint8_t span;      // bytes the fast handler runs: len, or all the
+                     // instructions of a fused group (the decode cache
+                     // resets the entry when any of them changes); 0 for
+                     // the decode-me stub
   uint8_t len;       // 2 (compressed) or 4
   uint8_t cycles;    // base cost from the timing model
   uint32_t raw;      // the encoding as fetched (16 or 32 bits)
@@ -106,6 +115,8 @@ inline bool is_compressed(uint16_t low16) { return (low16 & 3) != 3; }
 // target on that page too), or nullptr when fusion_table.def does not
 // have the pair.
 FastFn fused_fast(const Insn& a, const Insn& b);
+// The same for the fused triple `a`, `b`, `c` (c after b as b after a).
+FastFn fused_triple_fast(const Insn& a, const Insn& b, const Insn& c);
 
 // Expands a compressed instruction to the 32-bit instruction it stands
 // for; returns 0 for reserved or unsupported encodings (e.g. C.FLD).

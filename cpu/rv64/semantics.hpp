@@ -23,13 +23,15 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
 // --- The fast path ----------------------------------------------------------
 //
 // Each shape below has a `step<kLen, kCycles>(h, i, t)`: it runs the
-// instruction with the loop's state in registers, advances the chain clock
-// `t` by the instruction (tick: its cycles and one retired) and returns
+// instruction with the loop's state in registers, adds the instruction's
+// tick (its cycles and one retired) to `t` (the handler's count of what it
+// ran, which it then adds to the chain's clock: advance) and returns
 // the next entry; or it returns nullptr, having changed
 // nothing, when the instruction needs the precise path (a device, a fault,
 // a store into a watched page, a target on another page). The handlers are
-// written once over `step`: `fast_one` for one instruction, `fast_pair` for
-// a fused pair (fusion_table.def; instantiated in decode.cpp). `kLen` is the instruction's length and
+// written once over `step`: `fast_one` for one instruction, `fast_pair` and
+// `fast_triple` for fused groups (fusion_table.def; instantiated in
+// decode.cpp and fusion_triples.cpp). `kLen` is the instruction's length and
 // `kCycles` its base cost (the timing class's cost from cpu/timing.hpp, the
 // same number the decoder stores in Insn::cycles for the precise path):
 // as template parameters neither is a load on the dispatch path, which
@@ -45,10 +47,14 @@ Next fast_go_precise(Hart& h, const Insn* i, ChainClock t);
   h.precise_ip = i;
   return {nullptr, t};
 }
-// Whether a chain of handlers goes on at clock `t`: the one test per
-// dispatch is the chain's stop cycle, which also bounds the chain's length
-// (Hart::kChainCycles).
-inline bool keep_going(const Hart& h, ChainClock t) { return t < h.chain_limit(); }
+// Advances the chain's clock `t` by `d`, the ticks of the instructions a
+// handler ran, and says whether the chain goes on: the clock starts at
+// minus the chain's length (Hart::loop_fast, chain_start), so the addition
+// carries out exactly when the chain reaches its stop cycle, and the one
+// test per dispatch is the carry of an addition the handler makes anyway
+// (add; jc: no compare, no load of a limit). The limit is also the
+// chain's length bound (Hart::kChainCycles).
+[[gnu::always_inline]] inline bool advance(ChainClock& t, ChainClock d) { return !__builtin_add_overflow(t, d, &t); }
 // The entry after `i` (one entry per halfword).
 template <unsigned kLen>
 inline const Insn* seq(const Insn* i) { return i + kLen / 2; }
@@ -66,9 +72,10 @@ inline const Insn* jump_target(const Insn* i) {
 // position in the handler's own body.
 template <typename S, unsigned kLen, unsigned kCycles>
 Next fast_one(Hart& h, const Insn* i, ChainClock t) {
-  const Insn* n = S::template step<kLen, kCycles>(h, i, t);
+  ChainClock d = 0;
+  const Insn* n = S::template step<kLen, kCycles>(h, i, d);
   if (!n) [[unlikely]] return go_precise(h, i, t);
-  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
 
@@ -77,7 +84,7 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // the stop test). The pair retires two instructions and charges exactly
 // what they cost one by one. The hart must still stop at the first
 // instruction boundary at or after its stop cycle, which may fall between
-// the halves: a chain ends fusion::kMaxFirstCycles before the stop cycle
+// the halves: a chain ends fusion::kMaxLeadCycles before the stop cycle
 // (Hart::loop_fast), so A always ends before it and B is due; the last
 // cycles before the stop run one dispatch at a time, a pair only when A
 // ends before the stop. A is never a control transfer, so B always follows it, and cannot
@@ -85,11 +92,32 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
 // which the decode cache resets together with this one (Insn::span).
 template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB>
 Next fast_pair(Hart& h, const Insn* i, ChainClock t) {
-  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, t);
+  ChainClock d = 0;
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, d);
   if (!b) [[unlikely]] return go_precise(h, i, t);
-  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, t);
-  if (!n) [[unlikely]] return go_precise(h, b, t);
-  if (keep_going(h, t)) [[likely]] return n->fast(h, n, t);
+  const Insn* n = B::template step<kLenB, kCyclesB>(h, b, d);
+  if (!n) [[unlikely]] return go_precise(h, b, t + d);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
+}
+
+// A fused triple (fusion_table.def): `A`, `B` and `C` in a row on one
+// page, as a pair with one more instruction, under the same rules: A and
+// B are straight-line and cannot rewrite what follows them, each reads its
+// own entry, a chain ends fusion::kMaxLeadCycles (the costliest A + B)
+// before the stop, and near the stop a triple runs only when A and B both
+// end before it.
+template <typename A, unsigned kLenA, unsigned kCyclesA, typename B, unsigned kLenB, unsigned kCyclesB,
+          typename C, unsigned kLenC, unsigned kCyclesC>
+Next fast_triple(Hart& h, const Insn* i, ChainClock t) {
+  ChainClock d = 0;
+  const Insn* b = A::template step<kLenA, kCyclesA>(h, i, d);
+  if (!b) [[unlikely]] return go_precise(h, i, t);
+  const Insn* c = B::template step<kLenB, kCyclesB>(h, b, d);
+  if (!c) [[unlikely]] return go_precise(h, b, t + d);
+  const Insn* n = C::template step<kLenC, kCyclesC>(h, c, d);
+  if (!n) [[unlikely]] return go_precise(h, c, t + d);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
   return {n, t};
 }
 
@@ -381,5 +409,18 @@ using sem_sc_d = PreciseOnly<exec_sc_d>;
 AMO_BIND(swap) AMO_BIND(add) AMO_BIND(xor) AMO_BIND(and) AMO_BIND(or)
 AMO_BIND(min) AMO_BIND(max) AMO_BIND(minu) AMO_BIND(maxu)
 #undef AMO_BIND
+
+// Each row's semantics and base cost, by Op, for instantiating the fused
+// handlers (decode.cpp, fusion_triples.cpp).
+template <Op>
+struct Row;
+#define X(id, mn, mask, match, fmt, cls, probe)                            \
+  template <>                                                              \
+  struct Row<Op::id> {                                                     \
+    using sem = sem_##id;                                                  \
+    static constexpr unsigned cycles = timing::cycles(timing::Class::cls); \
+  };
+#include "cpu/rv64/insn_table.def"
+#undef X
 
 }  // namespace ksim::rv64
