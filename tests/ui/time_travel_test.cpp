@@ -1,0 +1,99 @@
+// docs/UI.md, "Time travel": going back is exact. Every move is checked
+// against the state hash (machine checkpoint bytes, trace hash so far,
+// probe engine state) of the same position reached another way.
+#include <catch2/catch.hpp>
+
+#include "sim/checkpoint.hpp"
+#include "ui_support.hpp"
+
+using namespace ksim;
+using namespace ksim::ui;
+using ksim::test::ui_add;
+using ksim::test::ui_kernel;
+
+TEST_CASE("Back to cycle N and forward again: the same state hashes (no probes: checkpoints)", "[ui][travel]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(300'000);
+  const uint64_t h300 = d.state_hash();
+  d.go_to_cycle(2'500'000);
+  const uint64_t h2500 = d.state_hash();
+  const size_t events = d.log().size();
+  d.go_to_cycle(300'000);
+  CHECK(d.state_hash() == h300);
+  CHECK(d.restores() + d.rebuilds() >= 1);
+  d.go_to_cycle(2'500'000);
+  CHECK(d.state_hash() == h2500);
+  CHECK(d.log().size() == events);
+  CHECK(d.log().mismatches() == 0);
+
+  // The same position reached in one go from a fresh machine.
+  Debugger fresh(ui_kernel(2, 5), {});
+  fresh.go_to_cycle(2'500'000);
+  CHECK(fresh.state_hash() == h2500);
+}
+
+TEST_CASE("Back and forth with a probe registered: replayed from boot, same hashes and events", "[ui][travel]") {
+  Debugger d(ui_kernel(4, 3), {ui_add("p do_fork"), ui_add("r:ret sys_open ret=$retval")});
+  d.go_to_cycle(1'000'000);
+  const uint64_t h1 = d.state_hash();
+  const size_t lines1 = d.log().lines().size();
+  d.go_to_cycle(4'000'000);
+  const uint64_t h4 = d.state_hash();
+  const size_t lines4 = d.log().lines().size();
+  REQUIRE(lines4 > lines1);
+  d.go_to_cycle(1'000'000);
+  CHECK(d.rebuilds() == 1);
+  CHECK(d.state_hash() == h1);
+  d.go_to_cycle(4'000'000);
+  CHECK(d.state_hash() == h4);
+  CHECK(d.log().lines().size() == lines4);
+  CHECK(d.log().mismatches() == 0);
+}
+
+TEST_CASE("Step back one step at a time returns each earlier state exactly", "[ui][travel]") {
+  for (bool probes : {false, true}) {
+    std::vector<ProbeOp> ops;
+    if (probes) ops.push_back(ui_add("p vfs_read"));
+    Debugger d(ui_kernel(2, 9), ops);
+    d.go_to_cycle(700'000);
+    std::vector<uint64_t> hashes{d.state_hash()};
+    for (int i = 0; i < 40; ++i) {
+      d.step();
+      hashes.push_back(d.state_hash());
+    }
+    const uint64_t end_steps = d.position().steps;
+    for (int i = 39; i >= 1; --i) {
+      REQUIRE(d.step_back());
+      CHECK(d.position().steps == end_steps - 40 + static_cast<uint64_t>(i));
+      CHECK(d.state_hash() == hashes[static_cast<size_t>(i)]);
+    }
+    // Forward again by steps.
+    d.step(39);
+    CHECK(d.state_hash() == hashes[40]);
+  }
+}
+
+TEST_CASE("A position reached through many pauses equals the one reached directly", "[ui][travel]") {
+  Debugger a(ui_kernel(4, 11), {ui_add("p do_fork")});
+  for (uint64_t c = 50'000; c <= 900'000; c += 50'000) {
+    a.go_to_cycle(c);
+    a.step(3);
+    a.step_cycle();
+  }
+  a.go_to_cycle(1'500'000);
+  Debugger b(ui_kernel(4, 11), {ui_add("p do_fork")});
+  b.go_to_cycle(1'500'000);
+  CHECK(a.state_hash() == b.state_hash());
+}
+
+TEST_CASE("Run to the end gives ksim run's cycles and trace hash", "[ui][travel]") {
+  // README: `ksim run -q` prints cycles 3221607 and trace-hash 5b2bc78bcbea6865.
+  Debugger d(ui_kernel(1), {});
+  d.go_to_cycle(1'000'000);
+  d.step(10);
+  d.run_to_end();
+  REQUIRE(d.position().ended);
+  CHECK(d.world().result().end == RunResult::End::poweroff);
+  CHECK(d.world().result().cycles == 3221607);
+  CHECK(d.world().hasher().hex() == "5b2bc78bcbea6865");
+}
