@@ -1,0 +1,104 @@
+#include "ui/model/fsm_view.hpp"
+
+#include <algorithm>
+
+namespace ksim::ui {
+
+const char* fsm_node_name(FsmNode n) {
+  switch (n) {
+    case FsmNode::idle: return "idle";
+    case FsmNode::trap: return "breakpoint trap";
+    case FsmNode::hit_active: return "KPROBE_HIT_ACTIVE";
+    case FsmNode::hit_ss: return "KPROBE_HIT_SS";
+    case FsmNode::hit_ssdone: return "KPROBE_HIT_SSDONE";
+    case FsmNode::reenter: return "KPROBE_REENTER";
+  }
+  return "?";
+}
+
+const std::vector<FsmNodeLayout>& fsm_layout() {
+  static const std::vector<FsmNodeLayout> l = {
+      {FsmNode::idle, 0.12f, 0.2f},       {FsmNode::trap, 0.5f, 0.2f},   {FsmNode::hit_active, 0.88f, 0.2f},
+      {FsmNode::hit_ssdone, 0.12f, 0.8f}, {FsmNode::hit_ss, 0.5f, 0.8f}, {FsmNode::reenter, 0.88f, 0.8f},
+  };
+  return l;
+}
+
+const std::vector<FsmEdge>& fsm_edges() {
+  static const std::vector<FsmEdge> e = {
+      {FsmNode::idle, FsmNode::trap, "ebreak/int3"},
+      {FsmNode::trap, FsmNode::hit_active, "lookup, pre handlers"},
+      {FsmNode::trap, FsmNode::idle, "stray / foreign"},
+      {FsmNode::hit_active, FsmNode::hit_ss, "step or emulate"},
+      {FsmNode::hit_active, FsmNode::idle, "redirect"},
+      {FsmNode::hit_ss, FsmNode::hit_ssdone, "step done: post handlers"},
+      {FsmNode::hit_ssdone, FsmNode::idle, "resume"},
+      {FsmNode::hit_active, FsmNode::reenter, "probe hit in a handler"},
+      {FsmNode::reenter, FsmNode::hit_active, "reenter done"},
+  };
+  return e;
+}
+
+bool fsm_after(const std::string& what, FsmNode before, FsmNode prev_saved, FsmNode& after) {
+  if (what == "trap") after = FsmNode::trap;
+  else if (what == "KPROBE_HIT_ACTIVE") after = FsmNode::hit_active;
+  else if (what == "KPROBE_HIT_SS" || what == "emulate") after = FsmNode::hit_ss;
+  else if (what == "KPROBE_HIT_SSDONE") after = FsmNode::hit_ssdone;
+  else if (what == "KPROBE_REENTER") after = FsmNode::reenter;
+  else if (what == "reenter-done") after = prev_saved;
+  else if (what == "stray" || what == "foreign" || what == "redirect" || what == "kretprobe-return") after = FsmNode::idle;
+  else return false;
+  (void)before;
+  return true;
+}
+
+std::vector<FsmTransition> fsm_transitions(const EventLog& log, const SymbolTable& syms, int cpu, size_t upto) {
+  std::vector<FsmTransition> out;
+  FsmNode state = FsmNode::idle, saved = FsmNode::idle;
+  const auto& probes = log.of_kind(EventKind::probe);
+  for (uint32_t i : probes) {
+    if (i >= upto) break;
+    const EventRec& r = log[i];
+    if (r.cpu != cpu) continue;
+    const std::string& what = log.text(r);
+    // SSDONE is left at once: the engine resumes the guest in the same phase.
+    if (state == FsmNode::hit_ssdone) {
+      out.push_back(FsmTransition{i, r.cycle, FsmNode::hit_ssdone, FsmNode::idle, "resume", out.back().where});
+      state = FsmNode::idle;
+    }
+    FsmNode next;
+    if (!fsm_after(what, state, saved, next)) continue;
+    if (next == FsmNode::reenter) saved = state;
+    out.push_back(FsmTransition{i, r.cycle, state, next, what, syms.format(r.a)});
+    state = next;
+  }
+  return out;
+}
+
+FsmView fsm_view(Debugger& d, int cpu, size_t max_recent) {
+  FsmView v;
+  World& w = d.world();
+  const SymbolTable& syms = w.machine().symbols();
+  if (kprobes::Engine* e = w.engine()) {
+    const kprobes::CtlBlk& cb = e->ctlblk(cpu);
+    switch (cb.status) {
+      case kprobes::KStatus::idle: v.current = cb.phase != kprobes::Phase::none ? FsmNode::trap : FsmNode::idle; break;
+      case kprobes::KStatus::hit_active: v.current = FsmNode::hit_active; break;
+      case kprobes::KStatus::hit_ss: v.current = FsmNode::hit_ss; break;
+      case kprobes::KStatus::hit_ssdone: v.current = FsmNode::hit_ssdone; break;
+      case kprobes::KStatus::reenter: v.current = FsmNode::reenter; break;
+    }
+    if (cb.phase != kprobes::Phase::none) v.phase = kprobes::phase_name(cb.phase);
+    if (cb.current) v.current_kprobe = syms.format(cb.current->addr);
+    if (cb.prev.point) {
+      v.prev_kprobe = syms.format(cb.prev.point->addr);
+      v.prev_status = kprobes::status_name(cb.prev.status);
+    }
+  }
+  auto all = fsm_transitions(d.log(), syms, cpu, d.log().cursor());
+  const size_t from = all.size() > max_recent ? all.size() - max_recent : 0;
+  v.recent.assign(all.begin() + static_cast<long>(from), all.end());
+  return v;
+}
+
+}  // namespace ksim::ui
