@@ -50,7 +50,10 @@ bool Debugger::reg_changed(int cpu, int reg) const {
   return static_cast<size_t>(reg) < b.size() && b[static_cast<size_t>(reg)] != now;
 }
 
-void Debugger::begin_move() { before_ = snapshot(); }
+void Debugger::begin_move() {
+  before_ = snapshot();
+  landed_ = EventLog::npos;
+}
 void Debugger::end_move() {
   ++moves_;
   maybe_checkpoint();
@@ -257,11 +260,8 @@ void Debugger::run_for(uint64_t cycles) {
   end_move();
 }
 
-namespace {
-bool matches(const EventRec& r, int cpu) { return cpu < 0 || r.cpu == cpu; }
-}  // namespace
-
-bool Debugger::next_event(EventKind k, int cpu, uint64_t max_cycles) {
+bool Debugger::next_event(const EventFilter& f, uint64_t max_cycles) {
+  const EventKind k = f.kind;
   const uint64_t from = here();
   const Target start = pos_.target;
   auto find = [&]() -> size_t {
@@ -269,7 +269,7 @@ bool Debugger::next_event(EventKind k, int cpu, uint64_t max_cycles) {
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [&](uint32_t i, uint64_t c) { return log_[i].cycle < c; });
     for (; it != v.end(); ++it)
-      if (matches(log_[*it], cpu)) return *it;
+      if (f.matches(log_, log_[*it])) return *it;
     return EventLog::npos;
   };
   begin_move();
@@ -285,18 +285,20 @@ bool Debugger::next_event(EventKind k, int cpu, uint64_t max_cycles) {
     end_move();
     return false;
   }
+  landed_ = i;
   go(Target::at_cycle(log_[i].cycle + 1));
   end_move();
   return true;
 }
 
-bool Debugger::prev_event(EventKind k, int cpu) {
+bool Debugger::prev_event(const EventFilter& f) {
+  const EventKind k = f.kind;
   const uint64_t h = here();
   const auto& v = log_.of_kind(k);
   auto it = std::lower_bound(v.begin(), v.end(), h, [&](uint32_t i, uint64_t c) { return log_[i].cycle + 1 < c; });
   while (it != v.begin()) {
     --it;
-    if (matches(log_[*it], cpu)) {
+    if (f.matches(log_, log_[*it])) {
       go_to_event(*it);
       return true;
     }
@@ -307,6 +309,7 @@ bool Debugger::prev_event(EventKind k, int cpu) {
 void Debugger::go_to_event(size_t i) {
   if (i >= log_.size()) return;
   go_to_cycle(log_[i].cycle + 1);
+  landed_ = i;
 }
 
 std::string Debugger::probe_op(ProbeOp op) {

@@ -49,6 +49,16 @@ struct Position {
   bool ended = false;
 };
 
+// Which events "next event" / "previous event" stop at.
+struct EventFilter {
+  EventKind kind = EventKind::probe;
+  int cpu = -1;      // -1: any CPU
+  std::string text;  // probe events: only those with this text ("KPROBE_HIT_ACTIVE": a hit); "" any
+  bool matches(const EventLog& log, const EventRec& r) const {
+    return r.kind == kind && (cpu < 0 || r.cpu == cpu) && (text.empty() || log.text(r) == text);
+  }
+};
+
 // Registers of every CPU, for "changed by the last move".
 using RegSnapshot = std::vector<std::vector<uint64_t>>;
 
@@ -74,11 +84,15 @@ class Debugger {
   // The next / previous event of kind `k` (on `cpu`, or any CPU when -1):
   // the debugger lands just after it (target cycle = its cycle + 1). False
   // when there is none (the run ended first, or nothing before).
-  bool next_event(EventKind k, int cpu = -1, uint64_t max_cycles = 50'000'000'000ull);
-  bool prev_event(EventKind k, int cpu = -1);
+  bool next_event(const EventFilter& f, uint64_t max_cycles = 50'000'000'000ull);
+  bool prev_event(const EventFilter& f);
+  bool next_event(EventKind k) { return next_event(EventFilter{k, -1, {}}); }
+  bool prev_event(EventKind k) { return prev_event(EventFilter{k, -1, {}}); }
   // Lands just after the event with index `i` in the log (a click in the
   // timeline or the state machine's transition list).
   void go_to_event(size_t i);
+  // The event the last next/prev/go_to_event landed after (EventLog::npos: none).
+  size_t landed_event() const { return landed_; }
 
   // --- probes -------------------------------------------------------------------
   // Applies `op` here; "" or the error (nothing changes on an error).
@@ -136,6 +150,7 @@ class Debugger {
   uint64_t moves_ = 0, rebuilds_ = 0, restores_ = 0;
   uint64_t last_base_cycle_ = 0;
   std::string error_;
+  size_t landed_ = EventLog::npos;
 };
 
 }  // namespace ksim::ui

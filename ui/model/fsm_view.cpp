@@ -18,23 +18,23 @@ const char* fsm_node_name(FsmNode n) {
 
 const std::vector<FsmNodeLayout>& fsm_layout() {
   static const std::vector<FsmNodeLayout> l = {
-      {FsmNode::idle, 0.12f, 0.2f},       {FsmNode::trap, 0.5f, 0.2f},   {FsmNode::hit_active, 0.88f, 0.2f},
-      {FsmNode::hit_ssdone, 0.12f, 0.8f}, {FsmNode::hit_ss, 0.5f, 0.8f}, {FsmNode::reenter, 0.88f, 0.8f},
+      {FsmNode::idle, 0.1f, 0.12f},       {FsmNode::trap, 0.5f, 0.12f},   {FsmNode::hit_active, 0.84f, 0.12f},
+      {FsmNode::hit_ssdone, 0.16f, 0.88f}, {FsmNode::hit_ss, 0.5f, 0.88f}, {FsmNode::reenter, 0.84f, 0.88f},
   };
   return l;
 }
 
 const std::vector<FsmEdge>& fsm_edges() {
   static const std::vector<FsmEdge> e = {
-      {FsmNode::idle, FsmNode::trap, "ebreak/int3"},
-      {FsmNode::trap, FsmNode::hit_active, "lookup, pre handlers"},
-      {FsmNode::trap, FsmNode::idle, "stray / foreign"},
-      {FsmNode::hit_active, FsmNode::hit_ss, "step or emulate"},
+      {FsmNode::idle, FsmNode::trap, "break"},
+      {FsmNode::trap, FsmNode::hit_active, "pre"},
+      {FsmNode::trap, FsmNode::idle, "stray"},
+      {FsmNode::hit_active, FsmNode::hit_ss, "step"},
       {FsmNode::hit_active, FsmNode::idle, "redirect"},
-      {FsmNode::hit_ss, FsmNode::hit_ssdone, "step done: post handlers"},
+      {FsmNode::hit_ss, FsmNode::hit_ssdone, "post"},
       {FsmNode::hit_ssdone, FsmNode::idle, "resume"},
-      {FsmNode::hit_active, FsmNode::reenter, "probe hit in a handler"},
-      {FsmNode::reenter, FsmNode::hit_active, "reenter done"},
+      {FsmNode::hit_active, FsmNode::reenter, "reentry"},
+      {FsmNode::reenter, FsmNode::hit_active, "restore"},
   };
   return e;
 }
@@ -96,6 +96,26 @@ FsmView fsm_view(Debugger& d, int cpu, size_t max_recent) {
     }
   }
   auto all = fsm_transitions(d.log(), syms, cpu, d.log().cursor());
+  // Events held for ordering happened already: go on from the last state.
+  std::vector<std::pair<uint64_t, Event>> held;  // by (cycle, emission)
+  w.machine().events().for_each_held([&](const Event& e, uint64_t seq) {
+    if (e.kind == EventKind::probe && e.cpu == cpu) held.push_back({seq, e});
+  });
+  std::sort(held.begin(), held.end(), [](const auto& a, const auto& b) {
+    return a.second.cycle != b.second.cycle ? a.second.cycle < b.second.cycle : a.first < b.first;
+  });
+  FsmNode state = all.empty() ? FsmNode::idle : all.back().to, saved = FsmNode::idle;
+  for (const auto& [seq, e] : held) {
+    if (state == FsmNode::hit_ssdone) {
+      all.push_back(FsmTransition{EventLog::npos, e.cycle, state, FsmNode::idle, "resume", syms.format(e.a)});
+      state = FsmNode::idle;
+    }
+    FsmNode next;
+    if (!fsm_after(e.text, state, saved, next)) continue;
+    if (next == FsmNode::reenter) saved = state;
+    all.push_back(FsmTransition{EventLog::npos, e.cycle, state, next, e.text, syms.format(e.a)});
+    state = next;
+  }
   const size_t from = all.size() > max_recent ? all.size() - max_recent : 0;
   v.recent.assign(all.begin() + static_cast<long>(from), all.end());
   return v;

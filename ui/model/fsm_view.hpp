@@ -18,7 +18,11 @@ inline constexpr int kFsmNodes = 6;
 const char* fsm_node_name(FsmNode n);
 
 // The diagram: nodes on a unit square (x right, y down), arrows labelled
-// by what takes them.
+// by what takes them: break (the breakpoint traps), pre (lookup and pre
+// handlers), stray (the probe was gone: re-execute the original), step (the
+// copy in the slot, or emulation), redirect (a pre handler moved the PC),
+// post (step done: post handlers), resume, reentry (a probe hit while
+// handling one), restore (the reentered step is done).
 struct FsmNodeLayout {
   FsmNode node;
   float x, y;
@@ -35,7 +39,7 @@ const std::vector<FsmEdge>& fsm_edges();
 bool fsm_after(const std::string& what, FsmNode before, FsmNode prev_saved, FsmNode& after);
 
 struct FsmTransition {
-  size_t event = 0;  // index in the event log
+  size_t event = 0;  // index in the event log; EventLog::npos: still held for ordering (pending)
   uint64_t cycle = 0;
   FsmNode from = FsmNode::idle, to = FsmNode::idle;
   std::string what;  // the engine's event text
@@ -52,7 +56,9 @@ struct FsmView {
 };
 
 // Recent transitions are those of the events delivered so far in this
-// world (the log's replay cursor), at most `max_recent`.
+// world (the log's replay cursor), then those the event stream still holds
+// for ordering (a CPU ahead of the others produced them), at most
+// `max_recent`.
 FsmView fsm_view(Debugger& d, int cpu, size_t max_recent = 16);
 
 // Every transition of `cpu` in the log's first `upto` events (timeline, tests).

@@ -182,6 +182,27 @@ size_t TimelineIndex::hit_test(int cpu, uint64_t cycle, uint64_t tol) const {
   return best;
 }
 
+std::string describe_event(const EventLog& log, size_t i, const SymbolTable& syms) {
+  if (i >= log.size()) return "";
+  const EventRec& r = log[i];
+  std::string s = "cycle " + std::to_string(r.cycle) + ", CPU " + std::to_string(r.cpu) + ": ";
+  switch (r.kind) {
+    case EventKind::trap:
+      s += "trap cause " + std::to_string(r.a) + " at " + syms.format(r.c) + (r.sub ? " (handled by a hook)" : "");
+      break;
+    case EventKind::interrupt: s += "interrupt cause " + std::to_string(r.a) + " at " + syms.format(r.c); break;
+    case EventKind::console: s += "console: " + log.text(r); break;
+    case EventKind::ipi_send: s += "IPI to CPU " + std::to_string(r.a); break;
+    case EventKind::ipi_recv: s += "IPI from CPU " + std::to_string(r.a); break;
+    case EventKind::idle: s += "idle"; break;
+    case EventKind::wake: s += "wakes"; break;
+    case EventKind::exit: s += "exit: " + log.text(r); break;
+    case EventKind::probe: s += "probe " + log.text(r) + " at " + syms.format(r.a); break;
+    case EventKind::insn: s += "instruction"; break;
+  }
+  return s;
+}
+
 void TimelineRange::zoom(double factor, double anchor) {
   c0 = anchor - (anchor - c0) * factor;
   c1 = anchor + (c1 - anchor) * factor;

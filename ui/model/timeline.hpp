@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ui/model/event_log.hpp"
+#include "sim/elf/symbols.hpp"
 #include "ui/model/fsm_view.hpp"
 
 namespace ksim::ui {
@@ -83,6 +84,9 @@ class TimelineIndex {
   uint64_t generation_ = ~uint64_t{0};
   uint64_t last_cycle_ = 0;
 };
+
+// One line for a person: "cycle 1234, CPU 1: probe KPROBE_HIT_SS at do_fork".
+std::string describe_event(const EventLog& log, size_t i, const SymbolTable& syms);
 
 // The visible cycle range and the gestures that change it.
 struct TimelineRange {
