@@ -55,7 +55,25 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
   // Decode from the function start so instruction boundaries are right;
   // far from any function, from a little before the center.
   uint64_t start = center;
-  if (const Symbol* s = syms.containing(center); s && center - s->addr < 0x4000) start = s->addr;
+  if (const Symbol* s = syms.containing(center); s && center - s->addr < 0x200) {
+    start = s->addr;
+  } else {
+    // Far into a function (or in none): from a little before, at the
+    // first offset whose decoding lands exactly on the center.
+    const uint64_t back = static_cast<uint64_t>(before) * (isa == Isa::x86_64 ? 8 : 4);
+    for (uint64_t k = 0; k < 16 && center >= back; ++k) {
+      const uint64_t cand = center - back + k;
+      std::vector<uint8_t> buf(back + 16);
+      if (!m.bus().read_bytes(cand, buf.data(), buf.size())) break;
+      if (eng) eng->read_original(cand, buf.data(), buf.size());
+      uint64_t pc = cand;
+      while (pc < center) pc += decode_at(isa, buf.data() + (pc - cand), buf.size() - (pc - cand), pc, syms).len;
+      if (pc == center) {
+        start = cand;
+        break;
+      }
+    }
+  }
   const uint64_t end = center + static_cast<uint64_t>(after) * 16 + 16;
   std::vector<uint8_t> orig(end - start), now(end - start);
   if (!m.bus().read_bytes(start, now.data(), now.size())) {

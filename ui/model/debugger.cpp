@@ -326,6 +326,7 @@ std::string Debugger::probe_op(ProbeOp op) {
   for (auto it = bases_.begin(); it != bases_.end();)
     it = ahead(it->second.pos, pos_.target) ? std::next(it) : bases_.erase(it);
   std::erase_if(waypoints_, [&](const Position& w) { return !ahead(w, pos_.target); });
+  ++moves_;  // memory and the probe views changed
   return "";
 }
 

@@ -110,6 +110,7 @@ class Debugger {
   // Registers before the last move, and which changed.
   const RegSnapshot& regs_before() const { return before_; }
   bool reg_changed(int cpu, int reg) const;
+  // Bumped by every move and every probe operation: views cache on it.
   uint64_t moves() const { return moves_; }
   // Counters for tests and the status line.
   uint64_t rebuilds() const { return rebuilds_; }

@@ -95,7 +95,42 @@ FsmView fsm_view(Debugger& d, int cpu, size_t max_recent) {
       v.prev_status = kprobes::status_name(cb.prev.status);
     }
   }
-  auto all = fsm_transitions(d.log(), syms, cpu, d.log().cursor());
+  // Only the recent past: walk back to a breakpoint trap (whose state is
+  // known whatever came before) far enough for `max_recent` transitions.
+  const EventLog& log = d.log();
+  const auto& probes = log.of_kind(EventKind::probe);
+  auto it = std::lower_bound(probes.begin(), probes.end(), static_cast<uint32_t>(log.cursor()));
+  size_t seen = 0;
+  size_t anchor = 0;  // index into `probes` to replay from
+  while (it != probes.begin()) {
+    --it;
+    const EventRec& r = log[*it];
+    if (r.cpu != cpu) continue;
+    ++seen;
+    if (seen > max_recent + 2 && log.text(r) == "trap") {
+      anchor = static_cast<size_t>(it - probes.begin());
+      break;
+    }
+  }
+  std::vector<FsmTransition> all;
+  {
+    FsmNode state = FsmNode::idle, saved = FsmNode::idle;
+    for (size_t k = anchor; k < probes.size() && probes[k] < log.cursor(); ++k) {
+      const uint32_t i = probes[k];
+      const EventRec& r = log[i];
+      if (r.cpu != cpu) continue;
+      const std::string& what = log.text(r);
+      if (state == FsmNode::hit_ssdone) {
+        all.push_back(FsmTransition{i, r.cycle, FsmNode::hit_ssdone, FsmNode::idle, "resume", ""});
+        state = FsmNode::idle;
+      }
+      FsmNode next;
+      if (!fsm_after(what, state, saved, next)) continue;
+      if (next == FsmNode::reenter) saved = state;
+      all.push_back(FsmTransition{i, r.cycle, state, next, what, ""});
+      state = next;
+    }
+  }
   // Events held for ordering happened already: go on from the last state.
   std::vector<std::pair<uint64_t, Event>> held;  // by (cycle, emission)
   w.machine().events().for_each_held([&](const Event& e, uint64_t seq) {
@@ -118,6 +153,8 @@ FsmView fsm_view(Debugger& d, int cpu, size_t max_recent) {
   }
   const size_t from = all.size() > max_recent ? all.size() - max_recent : 0;
   v.recent.assign(all.begin() + static_cast<long>(from), all.end());
+  for (FsmTransition& t : v.recent)
+    if (t.where.empty() && t.event != EventLog::npos) t.where = syms.format(log[t.event].a);
   return v;
 }
 

@@ -69,7 +69,7 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
   int line = 0;
   while (std::getline(in, raw)) {
     ++line;
-    if (auto h = raw.find('#'); h != std::string::npos && raw.rfind("type ", 0) != 0) raw.resize(h);
+    if (auto h = raw.find_first_not_of(" \t"); h == std::string::npos || raw[h] == '#') continue;
     std::istringstream ls(raw);
     ScriptAction a;
     a.line = line;
@@ -86,6 +86,15 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       a.args = {target, rest};
     } else {
       for (std::string w; ls >> w;) a.args.push_back(w);
+      // Widget labels may hold spaces ("Control/Step CPU 0"): the name is
+      // everything but the trailing numbers.
+      const size_t numbers = a.verb == "drag" ? 2 : a.verb == "wheel" ? 1 : 0;
+      if ((a.verb == "click" || a.verb == "drag" || a.verb == "wheel") && a.args.size() > numbers + 1) {
+        std::vector<std::string> joined{a.args[0]};
+        for (size_t i = 1; i + numbers < a.args.size(); ++i) joined[0] += " " + a.args[i];
+        for (size_t i = a.args.size() - numbers; i < a.args.size(); ++i) joined.push_back(a.args[i]);
+        a.args = joined;
+      }
     }
     const Shape& s = it->second;
     if (a.args.size() < s.min || a.args.size() > s.max)
@@ -102,10 +111,10 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       if (!event_filter_named(a.args[0], f)) throw bad("unknown event kind '" + a.args[0] + "'");
     }
     if (a.verb == "print") {
-      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu"};
+      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm or cpu");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu or speed");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

@@ -1,5 +1,6 @@
 // `ksim-ui --script FILE`: actions that drive the debugger without a
-// person, one per line ('#' starts a comment):
+// person, one per line (a line starting with '#' is a comment; widget
+// labels may contain spaces and '#'):
 //
 //   step [N]                 N machine steps (default 1), in schedule order
 //   step-cpu                 one step of the selected CPU
@@ -16,7 +17,7 @@
 //   wheel WINDOW/LABEL N     N wheel notches over the widget (positive: away, zooms in)
 //   wait [N]                 N frames (default 1)
 //   screenshot FILE          the window as PNG
-//   print WHAT               position | probes | timeline | error | fsm | cpu (to stdout, for tests)
+//   print WHAT               position | probes | timeline | error | fsm | cpu | speed (to stdout, for tests)
 //   fps N                    draw N frames, print the frame rate
 //   quit                     print `ksim run`'s summary and exit
 #pragma once

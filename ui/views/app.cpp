@@ -61,9 +61,11 @@ class ScriptDriver {
     auto widget = [&](ImVec2& centre) {
       auto it = s_.widgets.find(a.args[0]);
       if (it == s_.widgets.end() || it->second.frame < s_.frame - 1) {
-        fail(a, "no widget '" + a.args[0] + "' on screen");
+        // Give the windows a few frames to appear (the first frames of a run).
+        if (++missing_ > 5) fail(a, "no widget '" + a.args[0] + "' on screen");
         return false;
       }
+      missing_ = 0;
       centre = ImVec2((it->second.min.x + it->second.max.x) / 2, (it->second.min.y + it->second.max.y) / 2);
       return true;
     };
@@ -125,11 +127,16 @@ class ScriptDriver {
       next();
     } else if (v == "fps") {
       const int n = static_cast<int>(a.number(0, 0));
-      if (k_ == 0) t0_ = Clock::now();
+      if (k_ == 0) {
+        t0_ = Clock::now();
+        s_.build_seconds = s_.timeline_seconds = 0;
+      }
       if (++k_ > n) {
         const double secs = std::chrono::duration<double>(Clock::now() - t0_).count();
-        std::printf("fps: %d frames in %.3f s: %.1f frames/s with %zu events in the log\n", n, secs,
-                    secs > 0 ? n / secs : 0.0, d.log().size());
+        std::printf("fps: %d frames in %.3f s: %.1f frames/s with %zu events in the log; building the frames "
+                    "(all windows, timeline binning included) took %.2f ms per frame, the timeline %.2f ms\n",
+                    n, secs, secs > 0 ? n / secs : 0.0, d.log().size(), s_.build_seconds * 1000 / n,
+                    s_.timeline_seconds * 1000 / n);
         next();
       }
     } else if (v == "quit") {
@@ -162,6 +169,8 @@ class ScriptDriver {
       const FsmView f = fsm_view(d, s_.selected_cpu);
       std::printf("fsm: cpu %d %s current %s\n", s_.selected_cpu, fsm_node_name(f.current),
                   f.current_kprobe.empty() ? "NULL" : f.current_kprobe.c_str());
+    } else if (what == "speed") {
+      std::printf("speed: %.1f MIPS while running (%s)\n", s_.mips, s_.running ? "running" : "paused");
     } else if (what == "cpu") {
       const CpuRow r = cpu_row(d, s_.selected_cpu);
       std::printf("cpu: %d pc %s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(), r.steps,
@@ -176,6 +185,7 @@ class ScriptDriver {
   int k_ = 0;
   ImVec2 mouse_{-1, -1};
   bool down_ = false, quit_ = false, failed_ = false;
+  int missing_ = 0;
   Clock::time_point t0_;
 };
 
@@ -186,7 +196,9 @@ void draw_all(ViewState& s) {
   draw_memory(s);
   draw_probes(s);
   draw_fsm(s);
+  const auto t0 = Clock::now();
   draw_timeline(s);
+  s.timeline_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   draw_console(s);
 }
 
@@ -309,9 +321,11 @@ int run_app(Debugger& d, const AppOptions& o) {
       else if (secs > 0.016 && s.run_chunk > 1000) s.run_chunk = s.run_chunk * 2 / 3;
       if (d.position().ended) s.running = false;
     }
+    const auto b0 = Clock::now();
     ImGui::NewFrame();
     draw_all(s);
     ImGui::Render();
+    s.build_seconds += std::chrono::duration<double>(Clock::now() - b0).count();
     int fw = 0, fh = 0;
     glfwGetFramebufferSize(win, &fw, &fh);
     glViewport(0, 0, fw, fh);

@@ -27,7 +27,12 @@ void draw_code(ViewState& s) {
   if (!s.code_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.code_message.c_str());
   if (s.code_follow_pc) s.code_addr = m.cpu(s.selected_cpu).pc();
 
-  const std::vector<CodeLine> lines = code_lines(s.d, s.code_addr, 10, 30);
+  if (s.code_cache_addr != s.code_addr || s.code_cache_moves != s.d.moves()) {
+    s.code_cache = code_lines(s.d, s.code_addr, 10, 30);
+    s.code_cache_addr = s.code_addr;
+    s.code_cache_moves = s.d.moves();
+  }
+  const std::vector<CodeLine>& lines = s.code_cache;
   if (ImGui::BeginTable("code", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("cpu");
     ImGui::TableSetupColumn("address");

@@ -24,32 +24,35 @@ void draw_console(ViewState& s) {
   ImGui::Checkbox("probe lines", &s.console_probe_lines);
   s.note("probe lines");
 
-  // Merge console events and probe lines delivered so far, by cycle.
-  struct Item {
-    uint64_t cycle;
-    int cpu;
-    const std::string* text;
-    bool probe;
-  };
-  std::vector<Item> items;
-  for (uint32_t i : log.of_kind(EventKind::console)) {
-    if (i >= log.cursor()) break;
-    const EventRec& r = log[i];
-    if (s.console_cpu < 0 || r.cpu == s.console_cpu) items.push_back({r.cycle, r.cpu, &log.text(r), false});
-  }
-  if (s.console_probe_lines)
-    for (size_t i = 0; i < log.line_cursor(); ++i) {
-      const ProbeLine& l = log.lines()[i];
-      if (s.console_cpu < 0 || l.cpu == s.console_cpu) items.push_back({l.cycle, l.cpu, &l.text, true});
+  // Merge console events and probe lines delivered so far, by cycle
+  // (again only when something changed).
+  const std::string key = std::to_string(log.cursor()) + "/" + std::to_string(log.line_cursor()) + "/" +
+                          std::to_string(log.generation()) + "/" + std::to_string(s.console_cpu) + "/" +
+                          (s.console_probe_lines ? "1" : "0");
+  if (key != s.console_key) {
+    s.console_key = key;
+    auto& items = s.console_cache;
+    items.clear();
+    for (uint32_t i : log.of_kind(EventKind::console)) {
+      if (i >= log.cursor()) break;
+      const EventRec& r = log[i];
+      if (s.console_cpu < 0 || r.cpu == s.console_cpu) items.push_back({r.cycle, r.cpu, &log.text(r), false});
     }
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.cycle < b.cycle; });
+    if (s.console_probe_lines)
+      for (size_t i = 0; i < log.line_cursor(); ++i) {
+        const ProbeLine& l = log.lines()[i];
+        if (s.console_cpu < 0 || l.cpu == s.console_cpu) items.push_back({l.cycle, l.cpu, &l.text, true});
+      }
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.cycle < b.cycle; });
+  }
+  const auto& items = s.console_cache;
 
   ImGui::BeginChild("lines", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   ImGuiListClipper clip;
   clip.Begin(static_cast<int>(items.size()));
   while (clip.Step())
     for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-      const Item& it = items[static_cast<size_t>(i)];
+      const auto& it = items[static_cast<size_t>(i)];
       if (it.probe)
         ImGui::TextColored(ImVec4(1, 0.7f, 0.35f, 1), "%s", it.text->c_str());
       else

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ui/model/code_view.hpp"
 #include "ui/model/debugger.hpp"
 #include "ui/model/memory_view.hpp"
 #include "ui/model/timeline.hpp"
@@ -28,6 +29,7 @@ struct ViewState {
   bool running = false;
   uint64_t run_chunk = 20'000;  // cycles per frame while running (adapted)
   double mips = 0, fps = 0;
+  double build_seconds = 0, timeline_seconds = 0;  // host time spent building frames (the fps script action)
 
   // Control
   int event_filter = 0;  // index into event_filter_names()
@@ -42,6 +44,8 @@ struct ViewState {
   bool code_follow_pc = true;
   uint64_t code_addr = 0;
   std::string code_message;
+  std::vector<CodeLine> code_cache;
+  uint64_t code_cache_addr = ~uint64_t{0}, code_cache_moves = ~uint64_t{0};
 
   // Memory
   char mem_text[96] = "";
@@ -64,6 +68,14 @@ struct ViewState {
   // Console
   int console_cpu = -1;
   bool console_probe_lines = true;
+  struct ConsoleItem {
+    uint64_t cycle;
+    int cpu;
+    const std::string* text;
+    bool probe;
+  };
+  std::vector<ConsoleItem> console_cache;
+  std::string console_key;
 
   // Script support: where each widget was drawn, by "Window/Label".
   std::map<std::string, WidgetRect> widgets;
