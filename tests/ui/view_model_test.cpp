@@ -343,3 +343,21 @@ TEST_CASE("Memory view: the bytes a store wrote are marked as changed by the las
   }
   FAIL("no store executed");
 }
+
+TEST_CASE("x86: ring 0, interrupt flag, and exact travel with a probe", "[ui][x86]") {
+  Debugger d(ui_kernel(2, 3, Isa::x86_64), {ui_add("p do_fork")});
+  CHECK(cpu_row(d, 0).priv == "ring 0");
+  d.go_to_cycle(800'000);
+  const uint64_t h = d.state_hash();
+  d.step(25);
+  const uint64_t h25 = d.state_hash();
+  d.go_to_cycle(2'000'000);
+  d.go_to_cycle(800'000);
+  CHECK(d.state_hash() == h);
+  d.step(25);
+  CHECK(d.state_hash() == h25);
+  bool irq_on = false;
+  for (int c = 0; c < 2; ++c) irq_on |= cpu_row(d, c).irq_enabled;
+  CHECK(irq_on);  // the kernel runs its threads with interrupts on
+  CHECK(d.log().mismatches() == 0);
+}

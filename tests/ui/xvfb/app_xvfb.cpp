@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -153,4 +154,47 @@ TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080"
     CHECK(p.colours > 50);  // text, lanes, diagram: far from blank
     std::remove(png.c_str());
   }
+}
+
+TEST_CASE("--at opens at that cycle, and the layout is kept in the --ini file", "[ui][xvfb]") {
+  const std::string ini = tmp("layout.ini");
+  std::remove(ini.c_str());
+  const std::string script = tmp("at.txt");
+  std::ofstream(script) << "wait 2\nprint position\nquit\n";
+  ProcessResult r = run_process({KSIM_XVFB_RUN, "-a", KSIM_UI_BIN, "--cpus", "2", "--at", "123456", "--script", script,
+                                 "--ini", ini},
+                                std::chrono::seconds(90));
+  std::remove(script.c_str());
+  INFO(r.out << r.err);
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  CHECK(grab(r.out, "position: cycle (\\d+)") == "123456");
+  std::ifstream f(ini);
+  std::stringstream text;
+  text << f.rdbuf();
+  for (const char* w : {"Control", "CPUs", "Code", "Memory", "Probes", "Probe state machine", "Timeline", "Console"})
+    CHECK(text.str().find(std::string("[Window][") + w + "]") != std::string::npos);
+  std::remove(ini.c_str());
+}
+
+TEST_CASE("Bad input: options, scripts and a missing display give clean errors", "[ui][xvfb]") {
+  ProcessResult bad_opt = run_process({KSIM_UI_BIN, "--cpus", "0"});
+  CHECK(bad_opt.status == 2);
+  CHECK(bad_opt.err.find("--cpus must be between 1 and 64") != std::string::npos);
+  ProcessResult bad_probe = run_process({KSIM_UI_BIN, "--probe", "p no_such_function"});
+  CHECK(bad_probe.status == 2);
+  CHECK(bad_probe.err.find("no_such_function") != std::string::npos);
+  ProcessResult no_elf = run_process({KSIM_UI_BIN, "--elf", "/nonexistent.elf"});
+  CHECK(no_elf.status == 3);
+  const std::string script = tmp("bad.txt");
+  std::ofstream(script) << "step\nfly away\n";
+  ProcessResult bad_script = run_process({KSIM_UI_BIN, "--script", script});
+  CHECK(bad_script.status == 2);
+  CHECK(bad_script.err.find(":2: unknown action 'fly'") != std::string::npos);
+  std::ofstream(script) << "quit\n";
+  ProcessResult no_display = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", KSIM_UI_BIN,
+                                          "--script", script, "--ini", ""});
+  CHECK(no_display.status == 3);
+  CHECK(no_display.err.find("cannot open a window") != std::string::npos);
+  std::remove(script.c_str());
 }
