@@ -361,3 +361,21 @@ TEST_CASE("x86: ring 0, interrupt flag, and exact travel with a probe", "[ui][x8
   CHECK(irq_on);  // the kernel runs its threads with interrupts on
   CHECK(d.log().mismatches() == 0);
 }
+
+TEST_CASE("A probe added in the Probes window shows on the timeline at the cycle it was made", "[ui][timeline]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(600'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 1}).empty());
+  d.go_to_cycle(700'000);
+  TimelineIndex tl;
+  tl.sync(d.log(), 2);
+  // The arming and the registration, charged to the caller CPU 1, at or after the cycle the op was made.
+  std::vector<std::string> seen;
+  for (const Mark& m : tl.marks(1))
+    if (m.kind == EventKind::probe) {
+      CHECK(m.cycle >= 600'000);
+      CHECK(m.cycle < 700'000);
+      seen.push_back(d.log().text(d.log()[m.event]));
+    }
+  CHECK(seen == std::vector<std::string>{"arm", "register"});  // the engine arms, then reports the registration
+}

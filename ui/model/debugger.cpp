@@ -76,8 +76,6 @@ bool Debugger::ahead(const Position& from, Target t) const {
   return false;
 }
 
-bool Debugger::at_or_before(const Position& p, Target t) const { return ahead(p, t); }
-
 void Debugger::note_position(Target t) {
   Machine& m = world_->machine();
   Position p;

@@ -136,8 +136,9 @@ class Debugger {
   RegSnapshot snapshot() const;
   void begin_move();
   void end_move();
-  bool ahead(const Position& from, Target t) const;        // t is at or after `from`
-  bool at_or_before(const Position& p, Target t) const;    // p is a prefix of t's position
+  // Whether running forward from `from` reaches t: from's state is a
+  // prefix of t's (conservatively: false when unsure).
+  bool ahead(const Position& from, Target t) const;
 
   WorldSpec spec_;
   EventLog log_;

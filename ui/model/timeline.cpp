@@ -89,7 +89,13 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
     case EventKind::probe: {
       FsmNode next;
       if (l.state == FsmNode::hit_ssdone) l.state = FsmNode::idle;
-      if (!fsm_after(log.text(r), l.state, l.saved, next)) break;
+      const std::string& what = log.text(r);
+      if (!fsm_after(what, l.state, l.saved, next)) {
+        // A probe operation charged to this CPU: a tick.
+        if (what == "register" || what == "unregister" || what == "arm" || what == "disarm")
+          l.marks.push_back(Mark{r.cycle, i, r.kind});
+        break;
+      }
       if (next == FsmNode::reenter) l.saved = l.state;
       l.state = next;
       open(l, r.cycle, span_of(next), i);

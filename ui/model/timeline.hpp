@@ -1,7 +1,9 @@
 // The Timeline window's model: one lane per CPU on a shared cycle axis.
 // Built incrementally from the event log: spans (idle, and the probe
 // states of a hit; the rest of a lane is the CPU running guest code),
-// marks (traps, interrupts, console lines) and IPI arrows between lanes.
+// marks (traps, interrupts, IPIs received, console lines, and probe
+// operations: register, arm, disarm, unregister) and IPI arrows between
+// lanes.
 //
 // Drawing a million events at 30 frames/s: the view never walks the
 // events in range. For each pixel column it asks the lane for that

@@ -49,7 +49,10 @@ void draw_code(ViewState& s) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(60, 60, 110, 255));
       ImGui::TableNextColumn();
       std::string cpus;
-      for (int c : l.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+      for (int c : l.cpus) {
+        if (!cpus.empty()) cpus += ',';
+        cpus += std::to_string(c);
+      }
       if (!cpus.empty()) ImGui::TextColored(ImVec4(1, 0.9f, 0.3f, 1), "%s>", cpus.c_str());
       ImGui::TableNextColumn();
       if (l.probed)

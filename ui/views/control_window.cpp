@@ -17,32 +17,28 @@ void draw_control(ViewState& s) {
 
   if (button(s, s.running ? "Pause" : "Run")) s.running = !s.running && !p.ended;
   ImGui::SameLine();
+  // A button that pauses and does one move; `msg` is what the move says ("" when fine).
+  auto move = [&](const char* text, auto&& act) {
+    if (!button(s, text)) return;
+    s.running = false;
+    s.control_message = act();
+  };
   char label[48];
   std::snprintf(label, sizeof label, "Step CPU %d", s.selected_cpu);
-  if (button(s, label)) {
-    s.running = false;
-    if (!d.step_cpu(s.selected_cpu)) s.control_message = "CPU " + std::to_string(s.selected_cpu) + " did not run";
-    else s.control_message.clear();
-  }
+  move(label, [&] {
+    return d.step_cpu(s.selected_cpu) ? std::string() : "CPU " + std::to_string(s.selected_cpu) + " did not run";
+  });
   ImGui::SameLine();
-  if (button(s, "Step")) {
-    s.running = false;
-    d.step();
-  }
+  move("Step", [&] { return d.step(), std::string(); });
   ImGui::SameLine();
-  if (button(s, "Step cycle")) {
-    s.running = false;
-    d.step_cycle();
-  }
+  move("Step cycle", [&] { return d.step_cycle(), std::string(); });
   ImGui::SameLine();
-  if (button(s, "Back 1")) {
-    s.running = false;
-    if (!d.step_back()) s.control_message = "at the first step";
-  }
+  move("Back 1", [&] { return d.step_back() ? std::string() : std::string("at the first step"); });
 
   const auto& names = event_filter_names();
+  const std::string& kind = names[static_cast<size_t>(s.event_filter)];
   ImGui::SetNextItemWidth(110);
-  if (ImGui::BeginCombo("##kind", names[static_cast<size_t>(s.event_filter)].c_str())) {
+  if (ImGui::BeginCombo("##kind", kind.c_str())) {
     for (size_t i = 0; i < names.size(); ++i)
       if (ImGui::Selectable(names[i].c_str(), static_cast<int>(i) == s.event_filter)) s.event_filter = static_cast<int>(i);
     ImGui::EndCombo();
@@ -50,16 +46,10 @@ void draw_control(ViewState& s) {
   s.note("kind");
   ImGui::SameLine();
   EventFilter f;
-  event_filter_named(names[static_cast<size_t>(s.event_filter)], f);
-  if (button(s, "Prev event")) {
-    s.running = false;
-    s.control_message = d.prev_event(f) ? "" : "no earlier " + names[static_cast<size_t>(s.event_filter)] + " event";
-  }
+  event_filter_named(kind, f);
+  move("Prev event", [&] { return d.prev_event(f) ? std::string() : "no earlier " + kind + " event"; });
   ImGui::SameLine();
-  if (button(s, "Next event")) {
-    s.running = false;
-    s.control_message = d.next_event(f) ? "" : "no further " + names[static_cast<size_t>(s.event_filter)] + " event";
-  }
+  move("Next event", [&] { return d.next_event(f) ? std::string() : "no further " + kind + " event"; });
   if (d.landed_event() != EventLog::npos && s.landed_seen != d.moves()) {  // follow the event's CPU
     s.landed_seen = d.moves();
     if (d.log()[d.landed_event()].cpu >= 0) s.selected_cpu = d.log()[d.landed_event()].cpu;
@@ -80,15 +70,9 @@ void draw_control(ViewState& s) {
     }
   }
   ImGui::SameLine();
-  if (button(s, "To end")) {
-    s.running = false;
-    d.run_to_end();
-  }
+  move("To end", [&] { return d.run_to_end(), std::string(); });
   ImGui::SameLine();
-  if (button(s, "To start")) {
-    s.running = false;
-    d.go_to_cycle(0);
-  }
+  move("To start", [&] { return d.go_to_cycle(0), std::string(); });
 
   if (s.hash_moves != d.moves()) {  // a checkpoint's worth of hashing: once per move
     s.state_hash = d.state_hash();

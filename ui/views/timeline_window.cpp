@@ -16,6 +16,7 @@ ImU32 mark_colour(EventKind k) {
     case EventKind::interrupt: return IM_COL32(120, 190, 255, 255);
     case EventKind::ipi_recv: return IM_COL32(80, 240, 240, 255);
     case EventKind::console: return IM_COL32(170, 170, 170, 255);
+    case EventKind::probe: return IM_COL32(255, 90, 255, 255);  // register, arm, disarm, ...
     default: return IM_COL32(255, 0, 255, 255);
   }
 }

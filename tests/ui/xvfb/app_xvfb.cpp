@@ -156,7 +156,7 @@ TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080"
   }
 }
 
-TEST_CASE("--at opens at that cycle, and the layout is kept in the --ini file", "[ui][xvfb]") {
+TEST_CASE("Opening at a cycle with --at; the layout is kept in the --ini file", "[ui][xvfb]") {
   const std::string ini = tmp("layout.ini");
   std::remove(ini.c_str());
   const std::string script = tmp("at.txt");
