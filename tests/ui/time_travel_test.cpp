@@ -97,3 +97,21 @@ TEST_CASE("Run to the end gives ksim run's cycles and trace hash", "[ui][travel]
   CHECK(d.world().result().cycles == 3221607);
   CHECK(d.world().hasher().hex() == "5b2bc78bcbea6865");
 }
+
+TEST_CASE("From the end of the run: back some steps, then to the end again, same hashes", "[ui][travel]") {
+  Debugger d(ui_kernel(2, 4), {ui_add("p do_fork")});
+  d.run_to_end();
+  REQUIRE(d.position().ended);
+  const std::string trace = d.world().hasher().hex();
+  const uint64_t end_hash = d.state_hash(), end_steps = d.position().steps;
+  REQUIRE(d.step_back(5));
+  CHECK(d.position().steps == end_steps - 5);
+  CHECK_FALSE(d.position().ended);
+  d.step(2);
+  CHECK(d.position().steps == end_steps - 3);
+  d.run_to_end();
+  CHECK(d.world().hasher().hex() == trace);
+  CHECK(d.state_hash() == end_hash);
+  // Probe operations are refused at the end (nothing can run after it).
+  CHECK(d.probe_op({ProbeOp::Kind::add, "p vfs_read", 0}) == "the run has ended: go back in time to change probes");
+}

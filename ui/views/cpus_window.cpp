@@ -1,4 +1,5 @@
 // CPUs: one collapsible section per CPU, the selected one open.
+#include <algorithm>
 #include <cinttypes>
 
 #include "ui/model/cpu_view.hpp"
@@ -28,7 +29,9 @@ void draw_cpus(ViewState& s) {
     ImGui::Text("  %s  irq %s  cycle %" PRIu64 "  instret %" PRIu64 "%s%s", r.priv.c_str(), r.irq_enabled ? "on" : "off",
                 r.cycle, r.instret, r.task.empty() ? "" : "  task ", r.task.c_str());
     if (c == s.selected_cpu) {  // the selected CPU's registers; yellow: changed by the last move
-      if (ImGui::BeginTable("regs", 4, ImGuiTableFlags_SizingStretchSame)) {
+      const float cell = ImGui::CalcTextSize("rax  0000000000000000").x + 12;
+      const int cols = std::clamp(static_cast<int>(ImGui::GetContentRegionAvail().x / cell), 1, 8);
+      if (ImGui::BeginTable("regs", cols, ImGuiTableFlags_SizingStretchSame)) {
         for (const RegRow& reg : r.regs) {
           ImGui::TableNextColumn();
           if (reg.changed)

@@ -23,7 +23,10 @@ void draw_memory(ViewState& s) {
   if (s.mem_follow_sp) {  // until an address is typed in: the selected CPU's stack
     const Cpu& c = s.d.world().machine().cpu(s.selected_cpu);
     const uint64_t sp = c.gpr(c.isa() == Isa::rv64 ? 2 : 4);
-    s.memory.set_range((sp & ~uint64_t{15}) - 64, 256);
+    // Moved only when the stack pointer leaves it, so changes stay visible.
+    // The frame lives just above the stack pointer: keep sp near the top.
+    if (s.memory.size() == 0 || sp < s.memory.addr() + 16 || sp >= s.memory.addr() + 96)
+      s.memory.set_range((sp & ~uint64_t{15}) - 16, 256);
   }
   s.memory.refresh(s.d);
   ImGui::SameLine();
@@ -33,11 +36,14 @@ void draw_memory(ViewState& s) {
   ImGui::SameLine();
   ImGui::TextDisabled("changed by the last stops");
   if (!s.mem_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.mem_message.c_str());
-  ImGui::BeginChild("hex");
+  ImGui::BeginChild("hex", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  // 16 bytes a row when they fit with their ASCII, else 8.
+  const float need16 = ImGui::CalcTextSize("0000000000000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  0123456789abcdef").x;
+  const size_t per_row = ImGui::GetContentRegionAvail().x >= need16 + 30 ? 16 : 8;
   const auto& bytes = s.memory.bytes();
-  for (size_t row = 0; row * 16 < bytes.size(); ++row) {
-    ImGui::Text("%016" PRIx64, s.memory.addr() + row * 16);
-    for (size_t i = row * 16; i < row * 16 + 16 && i < bytes.size(); ++i) {
+  for (size_t row = 0; row * per_row < bytes.size(); ++row) {
+    ImGui::Text("%016" PRIx64, s.memory.addr() + row * per_row);
+    for (size_t i = row * per_row; i < (row + 1) * per_row && i < bytes.size(); ++i) {
       ImGui::SameLine(0, i % 8 == 0 ? 10.0f : 5.0f);
       const auto& b = bytes[i];
       if (!b.valid)
@@ -47,8 +53,8 @@ void draw_memory(ViewState& s) {
     }
     ImGui::SameLine(0, 10);
     char ascii[17] = {};
-    for (size_t i = 0; i < 16 && row * 16 + i < bytes.size(); ++i) {
-      const auto& b = bytes[row * 16 + i];
+    for (size_t i = 0; i < per_row && row * per_row + i < bytes.size(); ++i) {
+      const auto& b = bytes[row * per_row + i];
       ascii[i] = b.valid && b.value >= 32 && b.value < 127 ? static_cast<char>(b.value) : '.';
     }
     ImGui::TextUnformatted(ascii);
