@@ -111,10 +111,10 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       if (!event_filter_named(a.args[0], f)) throw bad("unknown event kind '" + a.args[0] + "'");
     }
     if (a.verb == "print") {
-      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed"};
+      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu or speed");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed or memory");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

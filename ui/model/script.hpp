@@ -17,7 +17,7 @@
 //   wheel WINDOW/LABEL N     N wheel notches over the widget (positive: away, zooms in)
 //   wait [N]                 N frames (default 1)
 //   screenshot FILE          the window as PNG
-//   print WHAT               position | probes | timeline | error | fsm | cpu | speed (to stdout, for tests)
+//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory (to stdout, for tests)
 //   fps N                    draw N frames, print the frame rate
 //   quit                     print `ksim run`'s summary and exit
 #pragma once

@@ -169,6 +169,13 @@ class ScriptDriver {
       const FsmView f = fsm_view(d, s_.selected_cpu);
       std::printf("fsm: cpu %d %s current %s\n", s_.selected_cpu, fsm_node_name(f.current),
                   f.current_kprobe.empty() ? "NULL" : f.current_kprobe.c_str());
+      // Newest first, numbered as the window's rows ("transition N").
+      for (size_t i = f.recent.size(); i-- > 0;)
+        std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
+                    fsm_node_name(f.recent[i].from), fsm_node_name(f.recent[i].to));
+    } else if (what == "memory") {
+      std::printf("memory: %zu events, %.1f MiB of event history\n", d.log().size(),
+                  static_cast<double>(d.log().memory_bytes()) / (1 << 20));
     } else if (what == "speed") {
       std::printf("speed: %.1f MIPS while running (%s)\n", s_.mips, s_.running ? "running" : "paused");
     } else if (what == "cpu") {

@@ -142,6 +142,19 @@ TEST_CASE("Probes window: typing a line registers it; a bad line shows an error 
   CHECK(grab(r.out, "probes: 1, enabled (\\d)", 4) == "0");  // the knob clicked off
 }
 
+TEST_CASE("Probe state machine: clicking a recent transition goes there in time", "[ui][xvfb]") {
+  ProcessResult r = ui("run-to-cycle 400000\nnext-event hit\nwait 2\nprint fsm\n"
+                       "click Probe state machine/transition 3\nwait 2\nprint position\nprint fsm\nquit\n",
+                       {"--cpus", "4", "--probe", "p do_fork"});
+  CHECK(r.status == 0);
+  CHECK(grab(r.out, "fsm: cpu \\d+ (\\S+)", 0) == "KPROBE_HIT_SS");  // landing on a hit: stepping it
+  const uint64_t target = num(grab(r.out, "transition 3: cycle (\\d+)", 0));
+  REQUIRE(target != ~uint64_t{0});
+  CHECK(num(grab(r.out, "position: cycle (\\d+)")) == target + 1);
+  // There, that transition is the newest one.
+  CHECK(num(grab(r.out, "transition 0: cycle (\\d+)", 1)) == target);
+}
+
 TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080", "[ui][xvfb]") {
   for (auto [w, h] : {std::pair{1280, 800}, std::pair{1920, 1080}}) {
     const std::string png = tmp("shot.png");
