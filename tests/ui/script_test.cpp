@@ -5,7 +5,7 @@
 
 using namespace ksim::ui;
 
-TEST_CASE("Scripts parse into actions; widget labels keep their spaces and '#'", "[ui][script]") {
+TEST_CASE("Scripts parse into actions, and widget labels keep their spaces and '#'", "[ui][script]") {
   auto a = parse_script(
       "# a comment\n"
       "step\nstep 5\nrun-to-cycle 1000\n\n"

@@ -115,3 +115,37 @@ TEST_CASE("From the end of the run: back some steps, then to the end again, same
   // Probe operations are refused at the end (nothing can run after it).
   CHECK(d.probe_op({ProbeOp::Kind::add, "p vfs_read", 0}) == "the run has ended: go back in time to change probes");
 }
+
+TEST_CASE("A probe added at a step position is replayed before a nearby cycle it precedes", "[ui][travel]") {
+  // The operation is made after S steps; the target cycle lies within the
+  // CPUs' clock spread there, so only running tells which comes first.
+  auto world_at = [](uint64_t c, uint64_t extra_steps, uint64_t target) {
+    EventLog log;
+    World w(ui_kernel(4, 2), log);
+    RunLimits lim;
+    lim.cycle = c;
+    w.run(lim);
+    RunLimits st;
+    st.steps = w.machine().steps() + extra_steps;
+    w.run(st);
+    const uint64_t steps = w.machine().steps();
+    uint64_t high = 0;
+    for (int i = 0; i < 4; ++i) high = std::max(high, w.machine().cpu(i).cycle());
+    REQUIRE(w.apply(ui_add("p vfs_read")).empty());
+    RunLimits to;
+    to.cycle = target ? target : high;
+    w.run(to);
+    return std::make_tuple(w.state_hash(), steps, high);
+  };
+  auto [h_probe, steps, high] = world_at(800'000, 200, 0);
+  Debugger d(ui_kernel(4, 2), {});
+  d.go_to_cycle(800'000);
+  d.step(200);
+  REQUIRE(d.position().steps == steps);
+  REQUIRE(d.position().high == high);
+  REQUIRE(d.probe_op(ui_add("p vfs_read")).empty());
+  d.go_to_cycle(3'000'000);
+  d.go_to_cycle(high);  // back: replayed from boot, the probe added on the way
+  CHECK(d.state_hash() == h_probe);
+  CHECK(d.log().mismatches() == 0);
+}

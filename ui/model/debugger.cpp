@@ -184,13 +184,50 @@ void Debugger::go(Target t) {
       if (ahead(b.pos, t)) best = &b;
     rebuild_from(best);
   }
-  while (applied_ < ops_.size() && ahead(ops_[applied_].at, t)) {
-    reach(ops_[applied_].at.target);
-    std::string err = world_->apply(ops_[applied_].op);
-    if (!err.empty()) error_ = "replaying '" + ops_[applied_].op.arg + "': " + err;  // not expected
+  while (applied_ < ops_.size()) {
+    const RecordedOp& op = ops_[applied_];
+    if (ahead(op.at, t)) {
+      reach(op.at.target);
+    } else if (!(op.at.target.kind == Target::Kind::steps && t.kind == Target::Kind::cycle) ||
+               !reach_either(t.value, op.at.steps)) {
+      break;  // the operation comes after t
+    }
+    std::string err = world_->apply(op.op);
+    if (!err.empty()) error_ = "replaying '" + op.op.arg + "': " + err;  // not expected
     ++applied_;
   }
   reach(t);
+}
+
+// An operation made after S steps, and a target cycle C within the CPUs'
+// clock spread at that point: which comes first is known only by running.
+// Runs towards C but stops after S steps if that comes first (then the
+// S-step state is a prefix of C's: nothing started at or after C).
+bool Debugger::reach_either(uint64_t cycle, uint64_t steps) {
+  Machine& m = world_->machine();
+  if (m.steps() > steps) return false;
+  if (m.steps() < steps) {
+    const Position* best = nullptr;  // a fast prefix, as in reach()
+    for (const Position& w : waypoints_) {
+      if (w.steps >= steps || w.target.value > cycle) break;
+      if (ahead(pos_, w.target)) best = &w;
+    }
+    if (best && best->steps > m.steps()) {
+      RunLimits fast;
+      fast.cycle = best->target.value;
+      world_->run(fast);
+    }
+    RunLimits lim;
+    lim.cycle = cycle;
+    lim.steps = steps;
+    world_->run(lim);
+  }
+  if (m.steps() != steps || world_->ended()) {
+    note_position(Target::at_cycle(cycle));
+    return false;
+  }
+  note_position(Target::at_steps(steps));
+  return true;
 }
 
 void Debugger::step(uint64_t n) {

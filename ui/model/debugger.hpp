@@ -130,6 +130,7 @@ class Debugger {
   };
   void go(Target t);
   void reach(Target t);  // runs the current world forward to t
+  bool reach_either(uint64_t cycle, uint64_t steps);
   void rebuild_from(const Base* base);
   void note_position(Target t);
   void maybe_checkpoint();

@@ -123,7 +123,7 @@ TEST_CASE("Timeline: a drag pans the range, the wheel zooms, a click travels the
   CHECK(at <= zoomed.second + 1);
 }
 
-TEST_CASE("Probes window: typing a line registers it; a bad line shows an error and changes nothing", "[ui][xvfb]") {
+TEST_CASE("Probes window: typing a line registers it, a bad line shows an error and changes nothing", "[ui][xvfb]") {
   ProcessResult r = ui(
       "run-to-cycle 300000\nwait 2\n"
       "type Probes/##spec p:myread vfs_read\nwait 2\nprint probes\nprint error\n"
@@ -169,7 +169,7 @@ TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080"
   }
 }
 
-TEST_CASE("Opening at a cycle with --at; the layout is kept in the --ini file", "[ui][xvfb]") {
+TEST_CASE("Opening at a cycle with --at, and the layout is kept in the --ini file", "[ui][xvfb]") {
   const std::string ini = tmp("layout.ini");
   std::remove(ini.c_str());
   const std::string script = tmp("at.txt");
