@@ -149,3 +149,19 @@ TEST_CASE("A probe added at a step position is replayed before a nearby cycle it
   CHECK(d.state_hash() == h_probe);
   CHECK(d.log().mismatches() == 0);
 }
+
+TEST_CASE("Travel is exact with a scheduling quantum too", "[ui][travel]") {
+  ui::WorldSpec spec = ui_kernel(4, 6);
+  spec.config.quantum = 500;
+  Debugger d(spec, {ui_add("p vfs_read")});
+  d.go_to_cycle(600'000);
+  d.step(50);
+  const uint64_t h = d.state_hash(), steps = d.position().steps;
+  d.go_to_cycle(2'000'000);
+  const uint64_t h2 = d.state_hash();
+  d.go_to_steps(steps);
+  CHECK(d.state_hash() == h);
+  d.go_to_cycle(2'000'000);
+  CHECK(d.state_hash() == h2);
+  CHECK(d.log().mismatches() == 0);
+}

@@ -379,3 +379,30 @@ TEST_CASE("A probe added in the Probes window shows on the timeline at the cycle
     }
   CHECK(seen == std::vector<std::string>{"arm", "register"});  // the engine arms, then reports the registration
 }
+
+TEST_CASE("Timeline: after a hit's SSDONE the lane is back to running", "[ui][timeline]") {
+  EventLog log;
+  auto ev = [&](uint64_t c, const char* text) {
+    Event e;
+    e.cycle = c;
+    e.kind = EventKind::probe;
+    e.a = 0x1000;
+    e.text = text;
+    log.on_event(e);
+  };
+  ev(100, "trap");
+  ev(110, "KPROBE_HIT_ACTIVE");
+  ev(111, "KPROBE_HIT_SS");
+  ev(140, "KPROBE_HIT_SSDONE");
+  TimelineIndex tl;
+  tl.sync(log, 1);
+  REQUIRE(tl.spans(0).size() == 4);
+  CHECK(tl.spans(0).back().kind == SpanKind::hit_ssdone);
+  CHECK(tl.spans(0).back().begin == 140);
+  CHECK(tl.spans(0).back().end == 140 + 30);  // kKprobeResumeCycles
+  std::vector<Cell> cells;
+  tl.bin_lane(0, 0, 100, 10, 1000, cells);
+  CHECK(cells[1].spans == 4);
+  CHECK(cells[2].spans == 0);  // running again, up to now
+  CHECK(cells[9].spans == 0);
+}

@@ -51,11 +51,6 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
   last_cycle_ = std::max(last_cycle_, r.cycle);
   if (r.cpu < 0 || static_cast<size_t>(r.cpu) >= lanes_.size()) return;
   Lane& l = lanes_[static_cast<size_t>(r.cpu)];
-  // SSDONE is left at once (the engine resumes the guest in that phase);
-  // its span shows the resume cost the CPU is charged (cpu/timing.hpp).
-  if (l.state == FsmNode::hit_ssdone && !l.spans.empty() && l.spans.back().end == kOpen &&
-      r.cycle >= l.spans.back().begin)
-    close(l, std::min(r.cycle, l.spans.back().begin + timing::kKprobeResumeCycles));
   switch (r.kind) {
     case EventKind::idle:
       l.idle = true;
@@ -88,7 +83,6 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
     }
     case EventKind::probe: {
       FsmNode next;
-      if (l.state == FsmNode::hit_ssdone) l.state = FsmNode::idle;
       const std::string& what = log.text(r);
       if (!fsm_after(what, l.state, l.saved, next)) {
         // A probe operation charged to this CPU: a tick.
@@ -97,8 +91,15 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
         break;
       }
       if (next == FsmNode::reenter) l.saved = l.state;
-      l.state = next;
       open(l, r.cycle, span_of(next), i);
+      l.state = next;
+      if (next == FsmNode::hit_ssdone) {
+        // SSDONE is left at once: the engine resumes the guest in the same
+        // phase. Its span shows the resume cost the CPU is charged
+        // (cpu/timing.hpp), as no event marks the return to guest code.
+        close(l, r.cycle + timing::kKprobeResumeCycles);
+        l.state = FsmNode::idle;
+      }
       break;
     }
     default: break;
