@@ -185,8 +185,13 @@ TEST_CASE("Timeline binning: each column holds exactly the marks and spans of it
   CHECK(cells[5].span == SpanKind::idle);
   CHECK(cells[6].span == SpanKind::idle);
   CHECK(cells[7].spans == 0);
-  CHECK(cells[8].span == SpanKind::hit_ssdone);  // the most telling of trap, active, ss, ssdone
+  CHECK(cells[8].span == SpanKind::hit_ssdone);  // at cycle 850, the middle: in SSDONE [821, 851)
+  CHECK(cells[8].strongest == SpanKind::hit_ssdone);
   CHECK(cells[8].spans == 4);
+  tl.bin_lane(0, 750, 100, 1, 1100, cells);  // [750, 850): middle 800, in the trap span
+  CHECK(cells[0].span == SpanKind::trap);
+  tl.bin_lane(0, 770, 80, 1, 1100, cells);  // [770, 850): middle 810, in HIT_SS
+  CHECK(cells[0].span == SpanKind::hit_ss);
   REQUIRE(tl.arrows().size() == 1);
   CHECK(tl.arrows()[0].from == 1);
   CHECK(tl.arrows()[0].to == 0);

@@ -136,12 +136,18 @@ void TimelineIndex::bin_lane(int cpu, double c0, double cpp, int width, uint64_t
     auto last = std::lower_bound(first, l.spans.end(), b, [](const Span& s, uint64_t c) { return s.begin < c; });
     cell.spans = static_cast<uint32_t>(last - first);
     if (cell.spans) {
-      // The most telling state in the column: probe states over idle.
       SpanKind best = first->kind;
       int n = 0;
       for (auto it = first; it != last && n < 8; ++it, ++n)
         if (it->kind > best) best = it->kind;
-      cell.span = best;
+      cell.strongest = best;
+      if (cell.spans == 1) {
+        cell.span = first->kind;
+      } else {
+        const uint64_t mid = a + (b - a) / 2;
+        auto at = std::upper_bound(first, last, mid, [](uint64_t c, const Span& s) { return c < s.end; });
+        cell.span = at != last && at->begin <= mid ? at->kind : SpanKind::running;
+      }
     }
     auto m0 = std::lower_bound(l.marks.begin(), l.marks.end(), a, [](const Mark& m, uint64_t c) { return m.cycle < c; });
     auto m1 = std::lower_bound(m0, l.marks.end(), b, [](const Mark& m, uint64_t c) { return m.cycle < c; });

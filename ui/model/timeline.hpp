@@ -41,7 +41,10 @@ struct Arrow {
 
 // One pixel column of a lane.
 struct Cell {
-  SpanKind span = SpanKind::running;  // what dominates the column
+  // What the CPU was doing at the column's middle cycle: a sample that is
+  // right in proportion to time when a column holds many spans.
+  SpanKind span = SpanKind::running;
+  SpanKind strongest = SpanKind::running;  // the furthest-in state among the column's first spans
   uint32_t spans = 0;                 // spans overlapping it (>1: mixed)
   uint32_t marks = 0;                 // marks inside it
   EventKind mark_kind = EventKind::trap;

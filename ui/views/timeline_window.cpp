@@ -129,13 +129,15 @@ void draw_timeline(ViewState& s) {
       const Cell& a = cells[static_cast<size_t>(x)];
       int e = x + 1;
       while (e < width && cells[static_cast<size_t>(e)].valid == a.valid && cells[static_cast<size_t>(e)].span == a.span &&
-             (cells[static_cast<size_t>(e)].spans > 0) == (a.spans > 0))
+             cells[static_cast<size_t>(e)].strongest == a.strongest && (cells[static_cast<size_t>(e)].spans > 0) == (a.spans > 0))
         ++e;
       if (a.valid) {
-        const SpanKind k = a.spans ? a.span : SpanKind::running;
+        const SpanKind k = a.span;
         const float top = k == SpanKind::running ? y0 + lane_h * 0.35f : y0;
         const float bot = k == SpanKind::running ? y1 - lane_h * 0.35f : y1;
         dl->AddRectFilled(ImVec2(x0 + x, top), ImVec2(x0 + e, bot), span_colour(k));
+        // Several spans in these columns: a strip with the furthest-in state.
+        if (a.spans > 1) dl->AddRectFilled(ImVec2(x0 + x, y0), ImVec2(x0 + e, y0 + 3), span_colour(a.strongest));
       }
       x = e;
     }
