@@ -105,17 +105,17 @@ void Debugger::note_position(Target t) {
 
 void Debugger::maybe_checkpoint() {
   if (world_->engine() || pos_.ended || pos_.target.kind != Target::Kind::cycle) return;
-  if (!bases_.empty() && pos_.target.value < last_base_cycle_ + kBaseInterval &&
-      pos_.target.value >= last_base_cycle_)
-    return;
-  if (bases_.count(pos_.target.value)) return;
+  // Not within kBaseInterval of another checkpoint, either side.
+  const uint64_t c = pos_.target.value;
+  auto next = bases_.lower_bound(c);
+  if (next != bases_.end() && next->first - c < kBaseInterval) return;
+  if (next != bases_.begin() && c - std::prev(next)->first < kBaseInterval) return;
   Base b;
   b.pos = pos_;
   b.bytes = save_checkpoint(world_->machine(), world_->hasher().value());
   b.events = log_.cursor();
   b.lines = log_.line_cursor();
   bases_.emplace(pos_.target.value, std::move(b));
-  last_base_cycle_ = pos_.target.value;
   if (bases_.size() > kMaxBases) {  // thin out: drop every other one but the first
     std::map<uint64_t, Base> kept;
     size_t i = 0;

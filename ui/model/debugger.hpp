@@ -151,7 +151,6 @@ class Debugger {
   std::vector<Position> waypoints_;  // cycle positions visited (fast prefixes for step targets)
   RegSnapshot before_, after_;
   uint64_t moves_ = 0, rebuilds_ = 0, restores_ = 0;
-  uint64_t last_base_cycle_ = 0;
   std::string error_;
   size_t landed_ = EventLog::npos;
 };

@@ -1,7 +1,5 @@
 #include "ui/model/world.hpp"
 
-#include <cstring>
-
 #include "sim/checkpoint.hpp"
 
 namespace ksim::ui {
