@@ -7,8 +7,8 @@
 namespace ksim::ui {
 
 namespace {
-// A checkpoint at most this often (cycles of progress) while no probe
-// engine exists; each holds the RAM pages with data.
+// Checkpoints (taken only while no probe engine exists) stand at least
+// this many cycles apart; each holds the RAM pages with data.
 constexpr uint64_t kBaseInterval = 2'000'000;
 constexpr size_t kMaxBases = 256;
 constexpr size_t kMaxWaypoints = 4096;
