@@ -10,6 +10,8 @@ pkgs=(
   libbenchmark-dev               # bench/
   libelf-dev                     # ELF loading (sim/elf)
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf  # RV64 guest code, objdump for disasm tests
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev  # ksim-ui (Dear ImGui 1.86 with its GLFW/OpenGL3 backends, PNG screenshots)
+  xvfb xauth libgl1-mesa-dri                      # the debugger's tests in a virtual X server (xvfb-run -a, Mesa)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -110,6 +110,12 @@ class EventStream {
   // Delivers every held event, in order.
   void drain() { release_below_slow(~uint64_t{0}); }
   size_t held() const { return held_.size(); }
+  // Visits the held events (not yet delivered), in no particular order,
+  // with their emission numbers: the debugger shows them as pending.
+  template <typename F>
+  void for_each_held(F&& f) const {
+    for (const Held& h : held_) f(h.e, h.seq);
+  }
   // Held events are part of a paused machine's state (checkpoints).
   void save(Writer& w) const;
   void restore(Reader& r);

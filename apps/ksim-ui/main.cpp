@@ -1,0 +1,113 @@
+// ksim-ui: the debugger (docs/UI.md). Takes `ksim run`'s options for the
+// machine and the probes, opens paused at cycle 0 (or --at CYCLE), and
+// runs with a window, or without a person under --script FILE.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "apps/ksim/options.hpp"
+#include "ui/views/app.hpp"
+
+using namespace ksim;
+using namespace ksim::cli;
+
+namespace {
+
+int ui_main(const std::vector<std::string>& args) {
+  po::options_description opts("ksim-ui options");
+  std::string isa_name = "rv64", elf, image, script, ini = "imgui.ini";
+  U64 max_cycles_opt, quantum_opt, seed_opt, at_opt;
+  int cpus = 1, width = 1280, height = 800;
+  std::vector<std::string> probe_specs, probe_actions;
+  std::string kprobes_mode = "modern";
+  opts.add_options()
+      ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
+      ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
+      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image when no --elf: preempt, nopreempt, hello")
+      ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
+      ("seed", po::value(&seed_opt)->default_value(U64{0}), "latency perturbation seed (0: none)")
+      ("quantum", po::value(&quantum_opt)->default_value(U64{1}), "scheduling quantum: 1 is exact")
+      ("reference-schedule", "the per-instruction reference schedule (slow)")
+      ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}), "the run's cycle limit")
+      ("probe", po::value(&probe_specs)->composing(), "a probe in the kprobe_events syntax, registered at cycle 0 (repeatable)")
+      ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
+      ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"), "x86 stepping: modern or classic")
+      ("at", po::value(&at_opt), "open at this cycle instead of 0")
+      ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/UI.md)")
+      ("width", po::value(&width)->default_value(1280), "window width")
+      ("height", po::value(&height)->default_value(800), "window height")
+      ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)");
+  po::variables_map vm;
+  if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm)) return kOk;
+  const bool reference = vm.count("reference-schedule") > 0;
+  const Isa isa = parse_isa(isa_name);
+  if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
+  if (max_cycles_opt.v == 0) throw UsageError{"--max-cycles must be positive"};
+  if (quantum_opt.v == 0 || quantum_opt.v > kMaxQuantum)
+    throw UsageError{"--quantum must be between 1 and " + std::to_string(kMaxQuantum)};
+  if (reference && quantum_opt.v != 1) throw UsageError{"--reference-schedule is exact: it needs --quantum 1"};
+  if (kprobes_mode != "modern" && kprobes_mode != "classic") throw UsageError{"--kprobes-mode must be modern or classic"};
+  if (kprobes_mode == "classic" && isa != Isa::x86_64) throw UsageError{"--kprobes-mode classic is x86 only"};
+  if (probe_specs.empty() && !probe_actions.empty()) throw UsageError{"--probe-action needs a --probe"};
+  if (width < 320 || height < 240 || width > 8192 || height > 8192)
+    throw UsageError{"--width and --height must be between 320x240 and 8192x8192"};
+  if (!elf.empty() && !vm["image"].defaulted()) throw UsageError{"--elf and --image exclude each other"};
+
+  ui::AppOptions app;
+  app.width = width;
+  app.height = height;
+  app.ini = ini;
+  if (!script.empty()) {
+    std::ifstream f(script);
+    if (!f) throw InputError("cannot read script " + script);
+    std::stringstream text;
+    text << f.rdbuf();
+    try {
+      app.script = ui::parse_script(text.str(), script);
+    } catch (const ui::ScriptError& e) {
+      throw UsageError{e.what()};
+    }
+    app.scripted = true;
+    app.script_name = script;
+  }
+
+  ui::WorldSpec spec;
+  spec.config.isa = isa;
+  spec.config.cpus = cpus;
+  spec.config.seed = seed_opt.v;
+  spec.config.quantum = quantum_opt.v;
+  spec.config.max_cycles = max_cycles_opt.v;
+  spec.config.reference_schedule = reference;
+  spec.image = std::make_shared<const ElfImage>(load_image(elf, image, isa));
+  spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
+  std::vector<ui::ProbeOp> ops;
+  for (const std::string& p : probe_specs) ops.push_back({ui::ProbeOp::Kind::add, p, 0});
+  for (const std::string& a : probe_actions) ops.push_back({ui::ProbeOp::Kind::action, a, 0});
+  std::unique_ptr<ui::Debugger> d;
+  try {
+    d = std::make_unique<ui::Debugger>(spec, ops);
+  } catch (const std::runtime_error& e) {  // a refused --probe or --probe-action
+    throw UsageError{e.what()};
+  }
+  if (vm.count("at")) d->go_to_cycle(at_opt.v);
+  return ui::run_app(*d, app);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return ui_main(args);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ksim-ui: %s\n(see `ksim-ui --help`)\n", e.message.c_str());
+    return kUsage;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "ksim-ui: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ksim-ui: internal error: %s\n", e.what());
+    return kGuestCrash;
+  }
+}

@@ -1,0 +1,413 @@
+// docs/UI.md, "The view-model": what each window shows, built without
+// ImGui, checked against values computed another way (the instruction's
+// own decoding, the engine's events, a linear scan).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "cpu/rv64/insn.hpp"
+#include "ui/model/code_view.hpp"
+#include "ui/model/cpu_view.hpp"
+#include "ui/model/fsm_view.hpp"
+#include "ui/model/memory_view.hpp"
+#include "ui/model/probes_view.hpp"
+#include "ui/model/timeline.hpp"
+#include "ui_support.hpp"
+
+using namespace ksim;
+using namespace ksim::ui;
+using ksim::test::ui_add;
+using ksim::test::ui_kernel;
+
+namespace {
+
+rv64::Insn insn_at(Debugger& d, uint64_t pc) {
+  uint8_t b[4] = {};
+  d.world().machine().bus().read_bytes(pc, b, 4);
+  return rv64::decode(static_cast<uint16_t>(b[0] | b[1] << 8), static_cast<uint16_t>(b[2] | b[3] << 8));
+}
+
+bool writes_rd(rv64::Format f) {
+  using F = rv64::Format;
+  return f == F::R || f == F::I || f == F::SHIFT || f == F::LOAD || f == F::U || f == F::J || f == F::JALR ||
+         f == F::CSR || f == F::CSRI || f == F::AMO || f == F::LR;
+}
+
+}  // namespace
+
+TEST_CASE("After one step the highlighted registers are exactly those the instruction wrote", "[ui][cpus]") {
+  Debugger d(ui_kernel(1), {});
+  d.go_to_cycle(400'000);
+  int checked = 0, with_rd = 0;
+  for (int i = 0; i < 300; ++i) {
+    Cpu& cpu = d.world().machine().cpu(0);
+    const uint64_t pc = cpu.pc(), instret = cpu.instret();
+    const rv64::Insn in = insn_at(d, pc);
+    std::vector<uint64_t> before;
+    for (int r = 0; r < cpu.gpr_count(); ++r) before.push_back(cpu.gpr(r));
+    REQUIRE(d.step_cpu(0));
+    if (cpu.instret() != instret + 1) continue;  // a trap was the step
+    const CpuRow row = cpu_row(d, 0);
+    std::set<int> changed;
+    for (size_t r = 0; r < row.regs.size(); ++r)
+      if (row.regs[r].changed) changed.insert(static_cast<int>(r));
+    std::set<int> expected;
+    const rv64::OpInfo& info = rv64::op_info(in.op);
+    if (writes_rd(info.format) && in.rd != 0 && cpu.gpr(in.rd) != before[in.rd]) expected.insert(in.rd);
+    INFO("pc " << std::hex << pc << " " << info.mnemonic);
+    CHECK(changed == expected);
+    CHECK(row.pc_changed);
+    ++checked;
+    with_rd += !expected.empty();
+  }
+  CHECK(checked > 250);
+  CHECK(with_rd > 100);
+}
+
+TEST_CASE("CPUs view: privilege, interrupt enable and what the CPU is doing", "[ui][cpus]") {
+  Debugger d(ui_kernel(2), {});
+  CpuRow r0 = cpu_row(d, 0);
+  CHECK(r0.priv == "M");  // RV64 harts reset into machine mode
+  CHECK_FALSE(r0.irq_enabled);
+  CHECK(r0.state == CpuRow::Doing::guest);
+  CHECK(r0.pc_sym == d.world().machine().symbols().format(d.world().spec().image->entry));
+  // The kernel's secondary CPU idles in wfi before long.
+  bool saw_idle = false;
+  for (int i = 0; i < 200 && !saw_idle; ++i) {
+    d.step_cycle();
+    for (int c = 0; c < 2; ++c) saw_idle |= cpu_row(d, c).state == CpuRow::Doing::idle;
+  }
+  d.go_to_cycle(3'000'000);
+  for (int c = 0; c < 2 && !saw_idle; ++c) saw_idle |= cpu_row(d, c).state == CpuRow::Doing::idle;
+  CHECK(saw_idle);
+}
+
+TEST_CASE("Mid-step the state machine shows KPROBE_HIT_SS with the probe current and the PC in its slot",
+          "[ui][fsm]") {
+  Debugger d(ui_kernel(2, 1), {ui_add("p do_fork")});
+  REQUIRE(d.next_event(EventKind::probe));
+  // Find this world's first KPROBE_HIT_SS and land just after it.
+  size_t ss = EventLog::npos;
+  for (int i = 0; i < 50 && ss == EventLog::npos; ++i) {
+    for (uint32_t k : d.log().of_kind(EventKind::probe))
+      if (d.log().text(d.log()[k]) == "KPROBE_HIT_SS") {
+        ss = k;
+        break;
+      }
+    if (ss == EventLog::npos) d.next_event(EventKind::probe);
+  }
+  REQUIRE(ss != EventLog::npos);
+  const int cpu = d.log()[ss].cpu;
+  d.go_to_event(ss);
+  FsmView v = fsm_view(d, cpu);
+  CHECK(v.current == FsmNode::hit_ss);
+  CHECK(v.current_kprobe == "do_fork");
+  CHECK(v.prev_kprobe.empty());
+  const uint64_t pc = d.world().machine().cpu(cpu).pc();
+  CHECK(pc >= d.world().engine()->layout().slots_begin);
+  CHECK(pc < d.world().engine()->layout().slots_end);
+  CHECK(cpu_row(d, cpu).state == CpuRow::Doing::probe);
+  // The transitions so far: idle -> trap -> HIT_ACTIVE -> HIT_SS, at the events' cycles.
+  REQUIRE(v.recent.size() >= 3);
+  const auto& t = v.recent;
+  CHECK(t[t.size() - 3].from == FsmNode::idle);
+  CHECK(t[t.size() - 3].to == FsmNode::trap);
+  CHECK(t[t.size() - 2].to == FsmNode::hit_active);
+  CHECK(t.back().to == FsmNode::hit_ss);
+  CHECK(t.back().cycle == d.log()[ss].cycle);
+  // The code view shows the breakpoint over do_fork's first instruction and the slot's owner.
+  const uint64_t fork = *resolve_location(d, "do_fork");
+  auto lines = code_lines(d, fork, 0, 2);
+  REQUIRE(!lines.empty());
+  CHECK(lines[0].addr == fork);
+  CHECK(lines[0].probed);
+  CHECK(lines[0].breakpoint);
+  CHECK((lines[0].over == "ebreak" || lines[0].over == "c.ebreak"));
+  CHECK(lines[0].probes == "p_do_fork_0");
+  auto slot = code_lines(d, pc, 0, 1);
+  REQUIRE(!slot.empty());
+  CHECK(slot[0].slot_of == "slot of do_fork (p_do_fork_0)");
+  CHECK(slot[0].text == lines[0].text);  // the slot holds a copy of the probed instruction
+}
+
+TEST_CASE("A click on a timeline event lands just after that event's cycle", "[ui][timeline]") {
+  Debugger d(ui_kernel(4, 2), {ui_add("p vfs_read")});
+  d.go_to_cycle(3'000'000);
+  TimelineIndex tl;
+  tl.sync(d.log(), 4);
+  const auto& spans = tl.spans(1);
+  REQUIRE(!spans.empty());
+  const Span s = spans[spans.size() / 2];
+  const size_t hit = tl.hit_test(1, s.begin + 2, 10);
+  REQUIRE(hit == s.event);
+  d.go_to_event(hit);
+  CHECK(d.here() == s.begin + 1);
+  CHECK(d.position().target.kind == Target::Kind::cycle);
+}
+
+TEST_CASE("Timeline binning: each column holds exactly the marks and spans of its cycle range", "[ui][timeline]") {
+  EventLog log;
+  auto ev = [&](uint64_t c, int cpu, EventKind k, uint64_t a = 0, const char* text = "") {
+    Event e;
+    e.cycle = c;
+    e.cpu = cpu;
+    e.kind = k;
+    e.a = a;
+    e.text = text;
+    log.on_event(e);
+  };
+  // cpu 0: traps every 10 cycles from 0 to 990; idle [500, 700); a probe hit at 800.
+  for (uint64_t c = 0; c < 1000; c += 10) {
+    if (c == 500) ev(500, 0, EventKind::idle);
+    if (c == 700) ev(700, 0, EventKind::wake);
+    if (c == 800) {
+      ev(800, 0, EventKind::probe, 0x1000, "trap");
+      ev(805, 0, EventKind::probe, 0x1000, "KPROBE_HIT_ACTIVE");
+      ev(806, 0, EventKind::probe, 0x1000, "KPROBE_HIT_SS");
+      ev(820, 0, EventKind::probe, 0x1000, "step-done");
+      ev(821, 0, EventKind::probe, 0x1000, "KPROBE_HIT_SSDONE");
+    }
+    ev(c, 0, EventKind::trap);
+  }
+  ev(1000, 1, EventKind::ipi_send, 0);
+  ev(1020, 0, EventKind::ipi_recv, 1);
+  TimelineIndex tl;
+  tl.sync(log, 2);
+  std::vector<Cell> cells;
+  tl.bin_lane(0, 0, 100, 12, 1100, cells);  // 100 cycles per column
+  REQUIRE(cells.size() == 12);
+  for (int x = 0; x < 10; ++x) CHECK(cells[x].marks == 10);
+  CHECK(cells[10].marks == 1);  // the ipi_recv at 1020
+  CHECK_FALSE(cells[11].valid);
+  CHECK(cells[4].spans == 0);
+  CHECK(cells[5].span == SpanKind::idle);
+  CHECK(cells[6].span == SpanKind::idle);
+  CHECK(cells[7].spans == 0);
+  CHECK(cells[8].span == SpanKind::hit_ssdone);  // at cycle 850, the middle: in SSDONE [821, 851)
+  CHECK(cells[8].strongest == SpanKind::hit_ssdone);
+  CHECK(cells[8].spans == 4);
+  tl.bin_lane(0, 750, 100, 1, 1100, cells);  // [750, 850): middle 800, in the trap span
+  CHECK(cells[0].span == SpanKind::trap);
+  tl.bin_lane(0, 770, 80, 1, 1100, cells);  // [770, 850): middle 810, in HIT_SS
+  CHECK(cells[0].span == SpanKind::hit_ss);
+  REQUIRE(tl.arrows().size() == 1);
+  CHECK(tl.arrows()[0].from == 1);
+  CHECK(tl.arrows()[0].to == 0);
+  CHECK(tl.arrows()[0].to_cycle == 1020);
+  // Zoomed in on the hit: one cycle per column.
+  tl.bin_lane(0, 800, 1, 30, 1100, cells);
+  CHECK(cells[0].span == SpanKind::trap);
+  CHECK(cells[0].marks == 1);
+  CHECK(cells[5].span == SpanKind::hit_active);
+  CHECK(cells[6].span == SpanKind::hit_ss);
+  CHECK(cells[19].span == SpanKind::hit_ss);
+  CHECK(cells[21].span == SpanKind::hit_ssdone);
+}
+
+TEST_CASE("Timeline binning of a million events stays within a frame budget", "[ui][timeline]") {
+  EventLog log;
+  Event e;
+  for (uint64_t i = 0; i < 1'000'000; ++i) {
+    e.cycle = i * 7;
+    e.cpu = static_cast<int>(i % 4);
+    e.kind = i % 3 ? EventKind::trap : (i % 2 ? EventKind::idle : EventKind::wake);
+    log.on_event(e);
+  }
+  TimelineIndex tl;
+  tl.sync(log, 4);
+  std::vector<Cell> cells;
+  uint64_t total = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int frame = 0; frame < 30; ++frame)
+    for (int cpu = 0; cpu < 4; ++cpu) {
+      tl.bin_lane(cpu, 0, 7'000'000.0 / 1800, 1800, 7'000'000, cells);
+      for (const Cell& c : cells) total += c.marks;
+    }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(total == 30ull * 666'666);  // every trap counted once per frame
+  CHECK(secs < 1.0);                // 30 frames' binning well inside one second
+}
+
+TEST_CASE("Event indexing: by kind, first at or after, last before, against a linear scan", "[ui][events]") {
+  Debugger d(ui_kernel(4, 6), {});
+  d.go_to_cycle(2'000'000);
+  const EventLog& log = d.log();
+  REQUIRE(log.size() > 100);
+  for (EventKind k : {EventKind::trap, EventKind::ipi_send, EventKind::console, EventKind::idle}) {
+    size_t n = 0;
+    for (size_t i = 0; i < log.size(); ++i) n += log[i].kind == k;
+    CHECK(log.of_kind(k).size() == n);
+    for (uint64_t c : {0ull, 123'456ull, 1'000'000ull, 1'999'999ull}) {
+      size_t first = log.size(), last = EventLog::npos;
+      for (size_t i = 0; i < log.size(); ++i)
+        if (log[i].kind == k) {
+          if (log[i].cycle >= c && first == log.size()) first = i;
+          if (log[i].cycle < c) last = i;
+        }
+      CHECK(log.first_at_or_after(k, c) == first);
+      CHECK(log.last_before(k, c) == last);
+    }
+  }
+  for (size_t i = 1; i < log.size(); ++i) CHECK(log[i - 1].cycle <= log[i].cycle);
+}
+
+TEST_CASE("Next and previous event of a kind land just after it", "[ui][events]") {
+  Debugger d(ui_kernel(2, 4), {});
+  REQUIRE(d.next_event(EventKind::ipi_send));
+  const size_t first = d.log().of_kind(EventKind::ipi_send).front();
+  CHECK(d.here() == d.log()[first].cycle + 1);
+  REQUIRE(d.next_event(EventKind::ipi_send));
+  const size_t second = d.log().of_kind(EventKind::ipi_send)[1];
+  CHECK(d.here() == d.log()[second].cycle + 1);
+  REQUIRE(d.prev_event(EventKind::ipi_send));
+  CHECK(d.here() == d.log()[first].cycle + 1);
+  CHECK_FALSE(d.prev_event(EventKind::ipi_send));
+}
+
+TEST_CASE("Probe operations: add, bad line, disable, knob, remove, and they replay in time", "[ui][probes]") {
+  Debugger d(ui_kernel(2, 8), {});
+  CHECK(probe_rows(d).empty());
+  d.go_to_cycle(500'000);
+  CHECK(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 0}).empty());
+  // A bad line: an error, nothing registered.
+  const std::string err = d.probe_op({ProbeOp::Kind::add, "p:bad no_such_function", 0});
+  CHECK_FALSE(err.empty());
+  CHECK(d.probe_op({ProbeOp::Kind::add, "q nonsense", 0}) != "");
+  CHECK(d.probe_op({ProbeOp::Kind::remove, "nobody", 0}) == "no probe named 'nobody'");
+  REQUIRE(probe_rows(d).size() == 1);
+  CHECK(probe_rows(d)[0].event == "kprobes/myread");
+  CHECK(kprobes_list(d).find("k  vfs_read+0x0") != std::string::npos);
+  d.go_to_cycle(3'000'000);
+  const uint64_t hits = probe_rows(d)[0].hits;
+  REQUIRE(hits > 0);
+  CHECK(d.log().lines().size() == hits);  // one ftrace line per hit (action log)
+
+  CHECK(d.probe_op({ProbeOp::Kind::disable, "myread", 0}).empty());
+  CHECK(kprobes_list(d).find("[DISABLED]") != std::string::npos);
+  CHECK(probe_rows(d)[0].disabled);
+  CHECK(d.probe_op({ProbeOp::Kind::enable, "myread", 0}).empty());
+  CHECK(d.probe_op({ProbeOp::Kind::knob, "0", 0}).empty());
+  CHECK_FALSE(kprobes_enabled(d));
+  CHECK(d.probe_op({ProbeOp::Kind::knob, "1", 0}).empty());
+  d.go_to_cycle(5'000'000);
+  const uint64_t hits5 = probe_rows(d)[0].hits;
+  const uint64_t h5 = d.state_hash();
+  // Back before the probe existed: nothing registered; forward again: same hits and state.
+  d.go_to_cycle(400'000);
+  CHECK(probe_rows(d).empty());
+  d.go_to_cycle(5'000'000);
+  REQUIRE(probe_rows(d).size() == 1);
+  CHECK(probe_rows(d)[0].hits == hits5);
+  CHECK(d.state_hash() == h5);
+  CHECK(d.log().mismatches() == 0);
+
+  // A new operation in the past changes the future: later operations are dropped.
+  d.go_to_cycle(1'000'000);
+  CHECK(d.probe_op({ProbeOp::Kind::remove, "myread", 0}).empty());
+  CHECK(probe_rows(d)[0].removed);
+  d.go_to_cycle(5'000'000);
+  CHECK(probe_rows(d)[0].hits < hits5);
+  CHECK(kprobes_list(d).empty() == (kprobes_list(d).find("vfs_read") == std::string::npos));
+}
+
+TEST_CASE("Memory view: the bytes a store wrote are marked as changed by the last move", "[ui][memory]") {
+  Debugger d(ui_kernel(1), {});
+  d.go_to_cycle(300'000);
+  MemoryView mv;
+  for (int i = 0; i < 2000; ++i) {
+    Cpu& cpu = d.world().machine().cpu(0);
+    const rv64::Insn in = insn_at(d, cpu.pc());
+    const rv64::OpInfo& info = rv64::op_info(in.op);
+    if (info.format != rv64::Format::STORE) {
+      d.step_cpu(0);
+      continue;
+    }
+    const uint64_t addr = cpu.gpr(in.rs1) + static_cast<uint64_t>(static_cast<int64_t>(in.imm));
+    const unsigned width = std::strcmp(info.mnemonic, "sd") == 0 ? 8 : std::strcmp(info.mnemonic, "sw") == 0 ? 4
+                           : std::strcmp(info.mnemonic, "sh") == 0 ? 2 : 1;
+    const uint64_t value = cpu.gpr(in.rs2);
+    mv.set_range(addr - 16, 48);
+    mv.refresh(d);
+    std::vector<uint8_t> old(48);
+    for (size_t k = 0; k < 48; ++k) old[k] = mv.bytes()[k].value;
+    const uint64_t instret = cpu.instret();
+    d.step_cpu(0);
+    if (cpu.instret() != instret + 1) continue;  // an interrupt came first
+    mv.refresh(d);
+    for (size_t k = 0; k < 48; ++k) {
+      const uint64_t a = addr - 16 + k;
+      const bool in_store = a >= addr && a < addr + width;
+      const uint8_t expect = in_store ? static_cast<uint8_t>(value >> (8 * (a - addr))) : old[k];
+      CHECK(mv.bytes()[k].value == expect);
+      CHECK((mv.bytes()[k].age == 0) == (in_store && expect != old[k]));
+    }
+    CHECK_FALSE(mv.bytes()[16].code);
+    return;
+  }
+  FAIL("no store executed");
+}
+
+TEST_CASE("x86: ring 0, interrupt flag, and exact travel with a probe", "[ui][x86]") {
+  Debugger d(ui_kernel(2, 3, Isa::x86_64), {ui_add("p do_fork")});
+  CHECK(cpu_row(d, 0).priv == "ring 0");
+  d.go_to_cycle(800'000);
+  const uint64_t h = d.state_hash();
+  d.step(25);
+  const uint64_t h25 = d.state_hash();
+  d.go_to_cycle(2'000'000);
+  d.go_to_cycle(800'000);
+  CHECK(d.state_hash() == h);
+  d.step(25);
+  CHECK(d.state_hash() == h25);
+  bool irq_on = false;
+  for (int c = 0; c < 2; ++c) irq_on |= cpu_row(d, c).irq_enabled;
+  CHECK(irq_on);  // the kernel runs its threads with interrupts on
+  CHECK(d.log().mismatches() == 0);
+}
+
+TEST_CASE("A probe added in the Probes window shows on the timeline at the cycle it was made", "[ui][timeline]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(600'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 1}).empty());
+  d.go_to_cycle(700'000);
+  TimelineIndex tl;
+  tl.sync(d.log(), 2);
+  // The arming and the registration, charged to the caller CPU 1, at or after the cycle the op was made.
+  std::vector<std::string> seen;
+  for (const Mark& m : tl.marks(1))
+    if (m.kind == EventKind::probe) {
+      CHECK(m.cycle >= 600'000);
+      CHECK(m.cycle < 700'000);
+      seen.push_back(d.log().text(d.log()[m.event]));
+    }
+  CHECK(seen == std::vector<std::string>{"arm", "register"});  // the engine arms, then reports the registration
+}
+
+TEST_CASE("Timeline: after a hit's SSDONE the lane is back to running", "[ui][timeline]") {
+  EventLog log;
+  auto ev = [&](uint64_t c, const char* text) {
+    Event e;
+    e.cycle = c;
+    e.kind = EventKind::probe;
+    e.a = 0x1000;
+    e.text = text;
+    log.on_event(e);
+  };
+  ev(100, "trap");
+  ev(110, "KPROBE_HIT_ACTIVE");
+  ev(111, "KPROBE_HIT_SS");
+  ev(140, "KPROBE_HIT_SSDONE");
+  TimelineIndex tl;
+  tl.sync(log, 1);
+  REQUIRE(tl.spans(0).size() == 4);
+  CHECK(tl.spans(0).back().kind == SpanKind::hit_ssdone);
+  CHECK(tl.spans(0).back().begin == 140);
+  CHECK(tl.spans(0).back().end == 140 + 30);  // kKprobeResumeCycles
+  std::vector<Cell> cells;
+  tl.bin_lane(0, 0, 100, 10, 1000, cells);
+  CHECK(cells[1].spans == 4);
+  CHECK(cells[2].spans == 0);  // running again, up to now
+  CHECK(cells[9].spans == 0);
+}

@@ -1,0 +1,213 @@
+// docs/UI.md, "Scripts" and "Tests": ksim-ui in a real window under Xvfb
+// (xvfb-run -a, Mesa), driven by scripts of synthesised input. Each test
+// starts the app once; together they stay well under a minute.
+#include <catch2/catch.hpp>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "support/run_process.hpp"
+
+using ksim::test::ProcessResult;
+using ksim::test::run_process;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(KSIM_BINARY_DIR) + "/tests/ui/xvfb-" + std::to_string(getpid()) + "-" + name;
+}
+
+ProcessResult ui(const std::string& script, std::vector<std::string> opts, int w = 1280, int h = 800) {
+  const std::string path = tmp("script.txt");
+  std::ofstream(path) << script;
+  std::vector<std::string> argv = {KSIM_XVFB_RUN, "-a", "-s", "-screen 0 1920x1080x24", KSIM_UI_BIN, "--script",
+                                   path, "--ini", "", "--width", std::to_string(w), "--height", std::to_string(h)};
+  argv.insert(argv.end(), opts.begin(), opts.end());
+  ProcessResult r = run_process(argv, std::chrono::seconds(90));
+  std::remove(path.c_str());
+  INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.exited);
+  return r;
+}
+
+// The first match of `re` (group 1), or "".
+std::string grab(const std::string& text, const std::string& re, size_t nth = 0) {
+  std::regex r(re);
+  size_t k = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), r); it != std::sregex_iterator(); ++it, ++k)
+    if (k == nth) return (*it)[1];
+  return "";
+}
+
+uint64_t num(const std::string& s) { return s.empty() ? ~uint64_t{0} : std::stoull(s); }
+
+// Width, height, and how many distinct colours (a blank window has one or two).
+struct Png {
+  int w = 0, h = 0;
+  size_t colours = 0;
+};
+Png read_png(const std::string& path) {
+  Png p;
+  int n = 0;
+  unsigned char* px = stbi_load(path.c_str(), &p.w, &p.h, &n, 4);
+  REQUIRE(px);
+  std::set<uint32_t> seen;
+  for (int i = 0; i < p.w * p.h && seen.size() < 100000; i += 7) {
+    uint32_t c;
+    std::memcpy(&c, px + 4 * i, 4);
+    seen.insert(c);
+  }
+  p.colours = seen.size();
+  stbi_image_free(px);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("A scripted run to the end prints ksim run's cycles and trace hash", "[ui][xvfb]") {
+  ProcessResult r = ui("run-to-cycle 500000\nstep 7\nstep-back 3\nrun-to-end\nquit\n", {"--cpus", "4", "--probe",
+                                                                                           "p do_fork"});
+  CHECK(r.status == 0);
+  ProcessResult k = run_process({KSIM_BIN, "run", "-q", "--cpus", "4", "--probe", "p do_fork"});
+  REQUIRE(k.exited);
+  const std::string cycles = grab(k.out, "cycles: (\\d+)"), hash = grab(k.out, "trace-hash: ([0-9a-f]+)");
+  REQUIRE(!hash.empty());
+  CHECK(grab(r.out, "cycles: (\\d+)") == cycles);
+  CHECK(grab(r.out, "trace-hash: ([0-9a-f]+)") == hash);
+  CHECK(grab(r.out, "(p:kprobes/p_do_fork_0 do_fork: hits \\d+)") == grab(k.out, "(p:kprobes/p_do_fork_0 do_fork: hits \\d+)"));
+}
+
+TEST_CASE("Clicks: Step retires one machine step, Step CPU one step of that CPU, Back 1 undoes one", "[ui][xvfb]") {
+  ProcessResult r = ui(
+      "run-to-cycle 200000\nselect-cpu 0\nwait 2\nprint position\n"
+      "click Control/Step\nwait 1\nprint position\nprint cpu\n"
+      "click Control/Step CPU 0\nwait 1\nprint position\nprint cpu\n"
+      "click Control/Back 1\nwait 1\nprint position\nquit\n",
+      {"--cpus", "2"});
+  CHECK(r.status == 0);
+  auto steps = [&](size_t i) { return num(grab(r.out, "position: cycle \\d+ steps (\\d+)", i)); };
+  auto cpu_steps = [&](size_t i) { return num(grab(r.out, "cpu: 0 pc \\S+ steps (\\d+)", i)); };
+  CHECK(steps(1) == steps(0) + 1);
+  CHECK(cpu_steps(1) == cpu_steps(0) + 1);
+  CHECK(steps(2) >= steps(1) + 1);
+  CHECK(steps(3) == steps(2) - 1);
+}
+
+TEST_CASE("Timeline: a drag pans the range, the wheel zooms, a click travels there", "[ui][xvfb]") {
+  ProcessResult r = ui(
+      "run-to-cycle 1000000\nwait 2\nclick Timeline/Fit\nwait 1\nprint timeline\n"
+      "drag Timeline/canvas -200 0\nwait 1\nprint timeline\n"
+      "wheel Timeline/canvas 3\nwait 1\nprint timeline\n"
+      "click Timeline/canvas\nwait 1\nprint position\nquit\n",
+      {"--cpus", "4", "--probe", "p vfs_read"});
+  CHECK(r.status == 0);
+  auto range = [&](size_t i) {
+    return std::make_pair(std::stod(grab(r.out, "timeline: (\\S+) \\S+", i)), std::stod(grab(r.out, "timeline: \\S+ (\\S+)", i)));
+  };
+  const auto fit = range(0), dragged = range(1), zoomed = range(2);
+  CHECK(fit.first == 0);
+  CHECK(dragged.first > fit.first);  // dragging left brings later cycles in
+  CHECK(dragged.second - dragged.first == Approx(fit.second - fit.first));
+  CHECK(zoomed.second - zoomed.first == Approx((dragged.second - dragged.first) * 0.512).epsilon(0.01));
+  // The click at the canvas centre: the debugger is now at (just after) a cycle inside the zoomed range.
+  const uint64_t at = num(grab(r.out, "position: cycle (\\d+)"));
+  CHECK(at >= zoomed.first);
+  CHECK(at <= zoomed.second + 1);
+}
+
+TEST_CASE("Probes window: typing a line registers it, a bad line shows an error and changes nothing", "[ui][xvfb]") {
+  ProcessResult r = ui(
+      "run-to-cycle 300000\nwait 2\n"
+      "type Probes/##spec p:myread vfs_read\nwait 2\nprint probes\nprint error\n"
+      "type Probes/##spec p:oops no_such_function\nwait 2\nprint probes\nprint error\n"
+      "click Probes/Disable myread\nwait 2\nprint probes\n"
+      "run-to-cycle 3000000\nwait 2\nprint probes\n"
+      "click Probes/kprobes/enabled\nwait 2\nprint probes\nquit\n",
+      {"--cpus", "2"});
+  CHECK(r.status == 0);
+  CHECK(grab(r.out, "(probe: kprobes/myread k vfs_read hits 0 nmissed 0)\n") != "");
+  CHECK(grab(r.out, "error: (.*)", 0) == "(none)");
+  CHECK(grab(r.out, "error: (.*)", 1).find("no_such_function") != std::string::npos);
+  CHECK(grab(r.out, "probes: (\\d+)", 1) == "1");
+  CHECK(grab(r.out, "probe: kprobes/myread k vfs_read hits \\d+ nmissed \\d+( disabled)", 0) == " disabled");
+  CHECK(grab(r.out, "probe: kprobes/myread k vfs_read hits (\\d+)", 3) == "0");  // disabled: no hits
+  CHECK(grab(r.out, "probes: 1, enabled (\\d)", 4) == "0");  // the knob clicked off
+}
+
+TEST_CASE("Probe state machine: clicking a recent transition goes there in time", "[ui][xvfb]") {
+  ProcessResult r = ui("run-to-cycle 400000\nnext-event hit\nwait 2\nprint fsm\n"
+                       "click Probe state machine/transition 3\nwait 2\nprint position\nprint fsm\nquit\n",
+                       {"--cpus", "4", "--probe", "p do_fork"});
+  CHECK(r.status == 0);
+  CHECK(grab(r.out, "fsm: cpu \\d+ (\\S+)", 0) == "KPROBE_HIT_SS");  // landing on a hit: stepping it
+  const uint64_t target = num(grab(r.out, "transition 3: cycle (\\d+)", 0));
+  REQUIRE(target != ~uint64_t{0});
+  CHECK(num(grab(r.out, "position: cycle (\\d+)")) == target + 1);
+  // There, that transition is the newest one.
+  CHECK(num(grab(r.out, "transition 0: cycle (\\d+)", 1)) == target);
+}
+
+TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080", "[ui][xvfb]") {
+  for (auto [w, h] : {std::pair{1280, 800}, std::pair{1920, 1080}}) {
+    const std::string png = tmp("shot.png");
+    ProcessResult r = ui("run-to-cycle 400000\nnext-event hit\nwait 3\nscreenshot " + png + "\nquit\n",
+                         {"--cpus", "4", "--probe", "p do_fork"}, w, h);
+    CHECK(r.status == 0);
+    Png p = read_png(png);
+    CHECK(p.w == w);
+    CHECK(p.h == h);
+    CHECK(p.colours > 50);  // text, lanes, diagram: far from blank
+    std::remove(png.c_str());
+  }
+}
+
+TEST_CASE("Opening at a cycle with --at, and the layout is kept in the --ini file", "[ui][xvfb]") {
+  const std::string ini = tmp("layout.ini");
+  std::remove(ini.c_str());
+  const std::string script = tmp("at.txt");
+  std::ofstream(script) << "wait 2\nprint position\nquit\n";
+  ProcessResult r = run_process({KSIM_XVFB_RUN, "-a", KSIM_UI_BIN, "--cpus", "2", "--at", "123456", "--script", script,
+                                 "--ini", ini},
+                                std::chrono::seconds(90));
+  std::remove(script.c_str());
+  INFO(r.out << r.err);
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  CHECK(grab(r.out, "position: cycle (\\d+)") == "123456");
+  std::ifstream f(ini);
+  std::stringstream text;
+  text << f.rdbuf();
+  for (const char* w : {"Control", "CPUs", "Code", "Memory", "Probes", "Probe state machine", "Timeline", "Console"})
+    CHECK(text.str().find(std::string("[Window][") + w + "]") != std::string::npos);
+  std::remove(ini.c_str());
+}
+
+TEST_CASE("Bad input: options, scripts and a missing display give clean errors", "[ui][xvfb]") {
+  ProcessResult bad_opt = run_process({KSIM_UI_BIN, "--cpus", "0"});
+  CHECK(bad_opt.status == 2);
+  CHECK(bad_opt.err.find("--cpus must be between 1 and 64") != std::string::npos);
+  ProcessResult bad_probe = run_process({KSIM_UI_BIN, "--probe", "p no_such_function"});
+  CHECK(bad_probe.status == 2);
+  CHECK(bad_probe.err.find("no_such_function") != std::string::npos);
+  ProcessResult no_elf = run_process({KSIM_UI_BIN, "--elf", "/nonexistent.elf"});
+  CHECK(no_elf.status == 3);
+  const std::string script = tmp("bad.txt");
+  std::ofstream(script) << "step\nfly away\n";
+  ProcessResult bad_script = run_process({KSIM_UI_BIN, "--script", script});
+  CHECK(bad_script.status == 2);
+  CHECK(bad_script.err.find(":2: unknown action 'fly'") != std::string::npos);
+  std::ofstream(script) << "quit\n";
+  ProcessResult no_display = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", KSIM_UI_BIN,
+                                          "--script", script, "--ini", ""});
+  CHECK(no_display.status == 3);
+  CHECK(no_display.err.find("cannot open a window") != std::string::npos);
+  std::remove(script.c_str());
+}

@@ -1,0 +1,147 @@
+#include "ui/model/code_view.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cpu/rv64/disasm.hpp"
+#include "cpu/rv64/insn.hpp"
+#include "cpu/x86/insn.hpp"
+
+namespace ksim::ui {
+
+namespace {
+
+struct Decoded {
+  unsigned len = 0;
+  std::string text;
+};
+
+Decoded decode_at(Isa isa, const uint8_t* b, size_t avail, uint64_t pc, const SymbolTable& syms) {
+  auto symbolize = [&syms](uint64_t a) { return syms.containing(a) ? syms.format(a) : std::string(); };
+  Decoded d;
+  if (isa == Isa::x86_64) {
+    x86::Insn in = x86::decode(b, avail, pc);
+    d.len = in.len ? in.len : 1;
+    d.text = in.len ? x86::disassemble(b, avail, pc, symbolize) : "(bad)";
+    return d;
+  }
+  if (avail < 2) return {1, "(bad)"};
+  const uint16_t lo = static_cast<uint16_t>(b[0] | b[1] << 8);
+  const uint16_t hi = avail >= 4 ? static_cast<uint16_t>(b[2] | b[3] << 8) : 0;
+  rv64::Insn in = rv64::decode(lo, hi);
+  if (in.len == 4 && avail < 4) in = rv64::decode16(lo);
+  d.len = in.len ? in.len : 2;
+  d.text = rv64::disassemble(in, pc, symbolize);
+  return d;
+}
+
+}  // namespace
+
+std::optional<uint64_t> resolve_location(Debugger& d, const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+  if (t.empty()) return std::nullopt;
+  return d.world().machine().symbols().resolve(t);
+}
+
+std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int after) {
+  World& w = d.world();
+  Machine& m = w.machine();
+  const SymbolTable& syms = m.symbols();
+  const Isa isa = m.config().isa;
+  kprobes::Engine* eng = w.engine();
+
+  // Decode from the function start so instruction boundaries are right;
+  // far from any function, from a little before the center.
+  uint64_t start = center;
+  if (const Symbol* s = syms.containing(center); s && center - s->addr < 0x200) {
+    start = s->addr;
+  } else {
+    // Far into a function (or in none): from a little before, at the
+    // first offset whose decoding lands exactly on the center.
+    const uint64_t back = static_cast<uint64_t>(before) * (isa == Isa::x86_64 ? 8 : 4);
+    for (uint64_t k = 0; k < 16 && center >= back; ++k) {
+      const uint64_t cand = center - back + k;
+      std::vector<uint8_t> buf(back + 16);
+      if (!m.bus().read_bytes(cand, buf.data(), buf.size())) break;
+      if (eng) eng->read_original(cand, buf.data(), buf.size());
+      uint64_t pc = cand;
+      while (pc < center) pc += decode_at(isa, buf.data() + (pc - cand), buf.size() - (pc - cand), pc, syms).len;
+      if (pc == center) {
+        start = cand;
+        break;
+      }
+    }
+  }
+  const uint64_t end = center + static_cast<uint64_t>(after) * 16 + 16;
+  std::vector<uint8_t> orig(end - start), now(end - start);
+  if (!m.bus().read_bytes(start, now.data(), now.size())) {
+    // Partly outside memory: read what exists, byte by byte.
+    for (size_t i = 0; i < now.size(); ++i)
+      if (!m.bus().read_bytes(start + i, &now[i], 1)) now[i] = 0;
+  }
+  orig = now;
+  if (eng) eng->read_original(start, orig.data(), orig.size());
+
+  // Probe points and slots the session knows.
+  struct Known {
+    uint64_t addr, slot;
+    std::string event;
+  };
+  std::vector<Known> known;
+  unsigned slot_size = 0;
+  if (eng && w.session()) {
+    slot_size = eng->arch().slot_size();
+    for (const auto& p : w.session()->probes()) {
+      const kprobes::Kprobe& kp = p->rp ? p->rp->kp : *p->kp;
+      if (kp.rec && kp.rec->point) known.push_back({kp.rec->point->addr, kp.rec->point->slot, p->spec.event});
+    }
+  }
+
+  std::vector<CodeLine> lines;
+  size_t center_index = 0;
+  uint64_t pc = start;
+  while (pc < end) {
+    const size_t off = pc - start;
+    Decoded dec = decode_at(isa, orig.data() + off, orig.size() - off, pc, syms);
+    CodeLine l;
+    l.addr = pc;
+    if (const Symbol* s = syms.containing(pc); s && s->addr == pc) l.label = s->name;
+    char hb[4];
+    for (unsigned k = 0; k < dec.len && off + k < orig.size(); ++k) {
+      std::snprintf(hb, sizeof hb, "%02x", orig[off + k]);
+      l.bytes += hb;
+    }
+    l.text = dec.text;
+    for (int c = 0; c < m.cpu_count(); ++c)
+      if (m.cpu(c).pc() == pc) l.cpus.push_back(c);
+    if (eng) {
+      if (const kprobes::ProbePoint* p = eng->point_at(pc)) {
+        l.probed = true;
+        l.breakpoint = p->armed;
+      }
+      for (const Known& k : known) {
+        if (k.addr == pc) {
+          l.probed = true;
+          l.probes += (l.probes.empty() ? "" : ", ") + k.event;
+        }
+        if (k.slot && pc >= k.slot && pc < k.slot + slot_size)
+          l.slot_of = "slot of " + syms.format(k.addr) + " (" + k.event + ")";
+      }
+      if (!std::equal(orig.begin() + static_cast<long>(off), orig.begin() + static_cast<long>(off + dec.len),
+                      now.begin() + static_cast<long>(off))) {
+        l.breakpoint = true;
+        l.over = decode_at(isa, now.data() + off, now.size() - off, pc, syms).text;
+      }
+    }
+    if (pc <= center) center_index = lines.size();
+    lines.push_back(std::move(l));
+    pc += dec.len;
+  }
+  const size_t first = center_index >= static_cast<size_t>(before) ? center_index - static_cast<size_t>(before) : 0;
+  const size_t last = std::min(lines.size(), center_index + static_cast<size_t>(after));
+  return std::vector<CodeLine>(lines.begin() + static_cast<long>(first), lines.begin() + static_cast<long>(last));
+}
+
+}  // namespace ksim::ui

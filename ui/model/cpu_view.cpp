@@ -1,0 +1,62 @@
+#include "ui/model/cpu_view.hpp"
+
+#include "cpu/hex.hpp"
+#include "cpu/rv64/hart.hpp"
+#include "cpu/x86/x86_cpu.hpp"
+
+namespace ksim::ui {
+
+CpuRow cpu_row(Debugger& d, int id) {
+  World& w = d.world();
+  Machine& m = w.machine();
+  Cpu& cpu = m.cpu(id);
+  CpuRow r;
+  r.id = id;
+  r.pc = cpu.pc();
+  r.pc_sym = m.symbols().format(r.pc);
+  r.pc_changed = d.reg_changed(id, cpu.gpr_count());
+  r.cycle = cpu.cycle();
+  r.instret = cpu.instret();
+  r.steps = cpu.steps();
+  if (auto* h = dynamic_cast<rv64::Hart*>(&cpu)) {
+    r.priv = h->s.priv == rv64::Priv::M ? "M" : "U";
+    r.irq_enabled = (h->s.mstatus & rv64::kMstatusMIE) != 0;
+  } else if (auto* x = dynamic_cast<x86::X86Cpu*>(&cpu)) {
+    r.priv = "ring " + std::to_string(x->s.cs & 3);
+    r.irq_enabled = (x->s.rflags & x86::kIF) != 0;
+  }
+  for (int i = 0; i < cpu.gpr_count(); ++i) r.regs.push_back(RegRow{cpu.gpr_name(i), cpu.gpr(i), d.reg_changed(id, i)});
+
+  kprobes::Engine* eng = w.engine();
+  if (eng && eng->layout().has_abi) {
+    kprobes::Engine::Task t = eng->current_task(id);
+    r.task = t.comm + "-" + std::to_string(t.tid);
+  }
+  if (w.ended()) {
+    r.state = CpuRow::Doing::ended;
+    r.doing = "stopped: the run has ended";
+  } else if (eng && eng->ctlblk(id).phase != kprobes::Phase::none) {
+    const kprobes::CtlBlk& cb = eng->ctlblk(id);
+    r.state = CpuRow::Doing::parked;
+    r.doing = std::string("parked in the kprobes engine: next phase ") + kprobes::phase_name(cb.phase) + " (trap at " +
+              m.symbols().format(cb.trap_addr) + ")";
+  } else if (eng && eng->ctlblk(id).status != kprobes::KStatus::idle) {
+    const kprobes::CtlBlk& cb = eng->ctlblk(id);
+    r.state = CpuRow::Doing::probe;
+    const bool in_slot = r.pc >= eng->layout().slots_begin && r.pc < eng->layout().slots_end;
+    r.doing = std::string(kprobes::status_name(cb.status)) + " for " +
+              (cb.current ? m.symbols().format(cb.current->addr) : std::string("?")) +
+              (in_slot ? ": stepping the copy in its slot" : ": guest handler code");
+  } else if (cpu.idle()) {
+    r.state = CpuRow::Doing::idle;
+    const uint64_t wake = cpu.wake_cycle();
+    r.doing = wake == ~uint64_t{0} ? "idle: waiting for an interrupt from another CPU"
+                                   : "idle: waiting for an interrupt (timer at cycle " + std::to_string(wake) + ")";
+  } else {
+    r.state = CpuRow::Doing::guest;
+    r.doing = "guest code";
+  }
+  return r;
+}
+
+}  // namespace ksim::ui

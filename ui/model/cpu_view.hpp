@@ -1,0 +1,35 @@
+// What the CPUs window shows for one CPU: PC as symbol+off, privilege,
+// interrupt enable, clock, task, what the CPU is doing, and its registers
+// with those changed by the last move marked.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ui/model/debugger.hpp"
+
+namespace ksim::ui {
+
+struct RegRow {
+  std::string name;
+  uint64_t value = 0;
+  bool changed = false;  // differs from before the last move
+};
+
+struct CpuRow {
+  int id = 0;
+  uint64_t pc = 0;
+  std::string pc_sym;
+  bool pc_changed = false;
+  std::string priv;       // "M"/"U" (RV64), "ring 0".."ring 3" (x86)
+  bool irq_enabled = false;  // mstatus.MIE / RFLAGS.IF
+  uint64_t cycle = 0, instret = 0, steps = 0;
+  std::string task;       // comm-tid from the guest's ksim_kernel_abi (needs the probe engine), else ""
+  std::string doing;      // guest code / idle / a probe phase
+  enum class Doing : uint8_t { guest, idle, probe, parked, ended } state = Doing::guest;
+  std::vector<RegRow> regs;
+};
+
+CpuRow cpu_row(Debugger& d, int cpu);
+
+}  // namespace ksim::ui

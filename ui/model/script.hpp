@@ -1,0 +1,54 @@
+// `ksim-ui --script FILE`: actions that drive the debugger without a
+// person, one per line (a line starting with '#' is a comment; widget
+// labels may contain spaces and '#'):
+//
+//   step [N]                 N machine steps (default 1), in schedule order
+//   step-cpu                 one step of the selected CPU
+//   step-cycle               one cycle
+//   step-back [N]            N machine steps back
+//   run-to-cycle N           forward or back to cycle N
+//   run-to-end               until the run ends
+//   next-event KIND          KIND: hit, probe, trap, interrupt, ipi, ipi-recv, console, idle, wake
+//   prev-event KIND
+//   select-cpu N
+//   click WINDOW/LABEL       a synthesised left click on a widget
+//   type WINDOW/LABEL TEXT   click into a text field, type TEXT, press Enter
+//   drag WINDOW/LABEL DX DY  press on the widget, move by (DX, DY) pixels, release
+//   wheel WINDOW/LABEL N     N wheel notches over the widget (positive: away, zooms in)
+//   wait [N]                 N frames (default 1)
+//   screenshot FILE          the window as PNG
+//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory (to stdout, for tests)
+//   fps N                    draw N frames, print the frame rate
+//   quit                     print `ksim run`'s summary and exit
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ui/model/debugger.hpp"
+
+namespace ksim::ui {
+
+struct ScriptAction {
+  std::string verb;
+  std::vector<std::string> args;  // `type`: args[1] is the rest of the line
+  int line = 0;
+  uint64_t number(size_t i, uint64_t dflt) const;
+};
+
+class ScriptError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a whole script; a bad line is a ScriptError naming it.
+std::vector<ScriptAction> parse_script(const std::string& text, const std::string& name);
+
+// The event filter a script (or the Control window) names: "hit" is a
+// probe event KPROBE_HIT_ACTIVE; false for an unknown name.
+bool event_filter_named(const std::string& name, EventFilter& out);
+// The names, in the order the Control window lists them.
+const std::vector<std::string>& event_filter_names();
+
+}  // namespace ksim::ui

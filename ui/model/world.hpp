@@ -1,0 +1,80 @@
+// One simulated world as the debugger drives it: the machine, the kprobes
+// engine and probe session (created at the first probe operation, as
+// `ksim run` creates them only with --probe), the trace hasher `ksim run`
+// prints, and the debugger's event log listening to it.
+//
+// A World is rebuilt from its WorldSpec whenever the debugger travels to a
+// point it cannot restore from a checkpoint (checkpoints do not hold the
+// engine's state), and replays the recorded probe operations.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kprobes/engine.hpp"
+#include "kprobes/session.hpp"
+#include "sim/machine.hpp"
+#include "ui/model/event_log.hpp"
+
+namespace ksim::ui {
+
+struct WorldSpec {
+  MachineConfig config;
+  std::shared_ptr<const ElfImage> image;
+  kprobes::StepMode mode = kprobes::StepMode::modern;
+};
+
+// What the Probes window (and --probe, --probe-action) can do.
+struct ProbeOp {
+  enum class Kind : uint8_t { add, remove, enable, disable, knob, action };
+  Kind kind = Kind::add;
+  // add: a kprobe_events line; remove/enable/disable: the event name;
+  // knob: "1" or "0" (debugfs kprobes/enabled); action: "EVENT=ACTION".
+  std::string arg;
+  int caller = 0;  // the CPU whose clock pays for the registration work
+};
+const char* op_name(ProbeOp::Kind k);
+
+class World {
+ public:
+  World(const WorldSpec& spec, EventLog& log);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  Machine& machine() { return *m_; }
+  const Machine& machine() const { return *m_; }
+  kprobes::Engine* engine() { return engine_.get(); }
+  kprobes::ProbeSession* session() { return session_.get(); }
+  TraceHasher& hasher() { return hasher_; }
+  const WorldSpec& spec() const { return spec_; }
+
+  // Applies a probe operation now. Returns "" or a one-line error (a bad
+  // spec, a refused location, an unknown event); an error changes nothing.
+  std::string apply(const ProbeOp& op);
+  // The session probe whose event name is `event` (or GRP/EVENT), or null.
+  kprobes::SessionProbe* find_probe(const std::string& event);
+
+  // A hash of everything simulated: the machine's checkpoint bytes (which
+  // include the trace hash so far and the events held for ordering), and
+  // the engine's table, per-CPU control blocks and probe counters.
+  uint64_t state_hash() const;
+
+  RunResult run(const RunLimits& lim);
+  bool ended() const { return ended_; }
+  const RunResult& result() const { return result_; }
+
+ private:
+  void ensure_engine();
+  WorldSpec spec_;
+  EventLog& log_;
+  std::unique_ptr<Machine> m_;
+  TraceHasher hasher_;
+  std::unique_ptr<kprobes::Engine> engine_;
+  std::unique_ptr<kprobes::ProbeSession> session_;
+  bool ended_ = false;
+  RunResult result_;
+};
+
+}  // namespace ksim::ui

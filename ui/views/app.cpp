@@ -1,0 +1,371 @@
+#include "ui/views/app.hpp"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb/stb_image_write.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "ui/model/cpu_view.hpp"
+#include "ui/model/fsm_view.hpp"
+#include "ui/model/probes_view.hpp"
+#include "ui/views/view_state.hpp"
+
+namespace ksim::ui {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool save_png(const std::string& path, int w, int h) {
+  std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  for (int y = 0; y < h; ++y)
+    std::memcpy(&flipped[static_cast<size_t>(y) * w * 4], &px[static_cast<size_t>(h - 1 - y) * w * 4],
+                static_cast<size_t>(w) * 4);
+  return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
+}
+
+// Synthesised input for scripts: one action at a time, some over several
+// frames (a click is move, press, release).
+class ScriptDriver {
+ public:
+  ScriptDriver(const AppOptions& o, ViewState& s) : o_(o), s_(s) {}
+  bool done() const { return quit_ || failed_ || i_ >= o_.script.size(); }
+  bool failed() const { return failed_; }
+  bool quit() const { return quit_; }
+  std::string screenshot;  // set for this frame
+
+  // Before ImGui::NewFrame (after the backend's NewFrame): input and model actions.
+  void before_frame(ImGuiIO& io) {
+    io.MousePos = mouse_;
+    io.MouseDown[0] = down_;
+    io.KeysDown[GLFW_KEY_ENTER] = false;
+    if (done()) return;
+    const ScriptAction& a = o_.script[i_];
+    const std::string& v = a.verb;
+    Debugger& d = s_.d;
+    auto next = [&] {
+      ++i_;
+      k_ = 0;
+    };
+    auto widget = [&](ImVec2& centre) {
+      auto it = s_.widgets.find(a.args[0]);
+      if (it == s_.widgets.end() || it->second.frame < s_.frame - 1) {
+        // Give the windows a few frames to appear (the first frames of a run).
+        if (++missing_ > 5) fail(a, "no widget '" + a.args[0] + "' on screen");
+        return false;
+      }
+      missing_ = 0;
+      centre = ImVec2((it->second.min.x + it->second.max.x) / 2, (it->second.min.y + it->second.max.y) / 2);
+      return true;
+    };
+    if (v == "step") d.step(a.number(0, 1)), next();
+    else if (v == "step-cpu") d.step_cpu(s_.selected_cpu), next();
+    else if (v == "step-cycle") d.step_cycle(), next();
+    else if (v == "step-back") d.step_back(a.number(0, 1)), next();
+    else if (v == "run-to-cycle") d.go_to_cycle(a.number(0, 0)), next();
+    else if (v == "run-to-end") d.run_to_end(), next();
+    else if (v == "next-event" || v == "prev-event") {
+      EventFilter f;
+      event_filter_named(a.args[0], f);
+      const bool ok = v == "next-event" ? d.next_event(f) : d.prev_event(f);
+      if (!ok) std::printf("script: no %s %s event\n", v == "next-event" ? "next" : "previous", a.args[0].c_str());
+      if (ok && d.landed_event() != EventLog::npos && d.log()[d.landed_event()].cpu >= 0)
+        s_.selected_cpu = d.log()[d.landed_event()].cpu;
+      next();
+    } else if (v == "select-cpu") {
+      const uint64_t c = a.number(0, 0);
+      if (c >= static_cast<uint64_t>(d.world().machine().cpu_count())) return fail(a, "no CPU " + a.args[0]);
+      s_.selected_cpu = static_cast<int>(c);
+      next();
+    } else if (v == "click" || v == "type") {
+      ImVec2 c;
+      if (k_ == 0 && !widget(c)) return;
+      if (k_ == 0) mouse_ = c;
+      if (k_ == 1) down_ = true;
+      if (k_ == 2) down_ = false;
+      if (k_ == 3) io.AddInputCharactersUTF8(a.args[1].c_str());
+      if (k_ == 4) io.KeysDown[GLFW_KEY_ENTER] = true;
+      io.MousePos = mouse_;
+      io.MouseDown[0] = down_;
+      if (++k_ == (v == "click" ? 3 : 6)) next();
+    } else if (v == "drag") {
+      ImVec2 c;
+      if (k_ == 0 && !widget(c)) return;
+      const float dx = std::stof(a.args[1]), dy = std::stof(a.args[2]);
+      if (k_ == 0) mouse_ = c;
+      if (k_ == 1) down_ = true;
+      if (k_ >= 2 && k_ <= 5) mouse_ = ImVec2(mouse_.x + dx / 4, mouse_.y + dy / 4);
+      if (k_ == 6) down_ = false;
+      io.MousePos = mouse_;
+      io.MouseDown[0] = down_;
+      if (++k_ == 7) next();
+    } else if (v == "wheel") {
+      ImVec2 c;
+      if (k_ == 0 && !widget(c)) return;
+      if (k_ == 0) mouse_ = c;
+      io.MousePos = mouse_;
+      if (k_ == 1) io.MouseWheel += std::stof(a.args[1]);
+      if (++k_ == 2) next();
+    } else if (v == "wait") {
+      if (++k_ >= static_cast<int>(a.number(0, 1))) next();
+    } else if (v == "screenshot") {
+      screenshot = a.args[0];
+      next();
+    } else if (v == "print") {
+      print(a.args[0]);
+      next();
+    } else if (v == "fps") {
+      const int n = static_cast<int>(a.number(0, 0));
+      if (k_ == 0) {
+        t0_ = Clock::now();
+        s_.build_seconds = s_.timeline_seconds = 0;
+      }
+      if (++k_ > n) {
+        const double secs = std::chrono::duration<double>(Clock::now() - t0_).count();
+        std::printf("fps: %d frames in %.3f s: %.1f frames/s with %zu events in the log; building the frames "
+                    "(all windows, timeline binning included) took %.2f ms per frame, the timeline %.2f ms\n",
+                    n, secs, secs > 0 ? n / secs : 0.0, d.log().size(), s_.build_seconds * 1000 / n,
+                    s_.timeline_seconds * 1000 / n);
+        next();
+      }
+    } else if (v == "quit") {
+      quit_ = true;
+    }
+  }
+
+ private:
+  void fail(const ScriptAction& a, const std::string& why) {
+    std::fprintf(stderr, "ksim-ui: %s:%d: %s\n", o_.script_name.c_str(), a.line, why.c_str());
+    failed_ = true;
+  }
+  void print(const std::string& what) {
+    Debugger& d = s_.d;
+    if (what == "position") {
+      std::printf("position: cycle %" PRIu64 " steps %" PRIu64 " low %" PRIu64 " high %" PRIu64
+                  " ended %d state-hash %016" PRIx64 " trace-hash %s\n",
+                  d.here(), d.position().steps, d.position().low, d.position().high, d.position().ended ? 1 : 0,
+                  d.state_hash(), d.world().hasher().hex().c_str());
+    } else if (what == "probes") {
+      for (const ProbeRow& r : probe_rows(d))
+        std::printf("probe: %s %c %s hits %" PRIu64 " nmissed %" PRIu64 "%s%s\n", r.event.c_str(), r.type,
+                    r.where.c_str(), r.hits, r.nmissed, r.disabled ? " disabled" : "", r.removed ? " removed" : "");
+      std::printf("probes: %zu, enabled %d\n", probe_rows(d).size(), kprobes_enabled(d) ? 1 : 0);
+    } else if (what == "timeline") {
+      std::printf("timeline: %.0f %.0f\n", s_.range.c0, s_.range.c1);
+    } else if (what == "error") {
+      std::printf("error: %s\n", s_.probe_error.empty() ? "(none)" : s_.probe_error.c_str());
+    } else if (what == "fsm") {
+      const FsmView f = fsm_view(d, s_.selected_cpu);
+      std::printf("fsm: cpu %d %s current %s\n", s_.selected_cpu, fsm_node_name(f.current),
+                  f.current_kprobe.empty() ? "NULL" : f.current_kprobe.c_str());
+      // Newest first, numbered as the window's rows ("transition N").
+      for (size_t i = f.recent.size(); i-- > 0;)
+        std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
+                    fsm_node_name(f.recent[i].from), fsm_node_name(f.recent[i].to));
+    } else if (what == "memory") {
+      std::printf("memory: %zu events, %.1f MiB of event history\n", d.log().size(),
+                  static_cast<double>(d.log().memory_bytes()) / (1 << 20));
+    } else if (what == "speed") {
+      std::printf("speed: %.1f MIPS while running (%s)\n", s_.mips, s_.running ? "running" : "paused");
+    } else if (what == "cpu") {
+      const CpuRow r = cpu_row(d, s_.selected_cpu);
+      std::printf("cpu: %d pc %s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(), r.steps,
+                  r.instret, r.doing.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+  const AppOptions& o_;
+  ViewState& s_;
+  size_t i_ = 0;
+  int k_ = 0;
+  ImVec2 mouse_{-1, -1};
+  bool down_ = false, quit_ = false, failed_ = false;
+  int missing_ = 0;
+  Clock::time_point t0_;
+};
+
+void draw_all(ViewState& s) {
+  draw_control(s);
+  draw_cpus(s);
+  draw_code(s);
+  draw_memory(s);
+  draw_probes(s);
+  draw_fsm(s);
+  const auto t0 = Clock::now();
+  draw_timeline(s);
+  s.timeline_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  draw_console(s);
+}
+
+}  // namespace
+
+int print_summary(Debugger& d, double secs) {
+  World& w = d.world();
+  Machine& m = w.machine();
+  const RunResult& r = w.result();
+  uint64_t instret = 0, cycles = 0;
+  for (int c = 0; c < m.cpu_count(); ++c) {
+    instret += m.cpu(c).instret();
+    cycles = std::max(cycles, m.cpu(c).cycle());
+  }
+  int status = 0;
+  std::printf("--- ksim summary ---\n");
+  if (!w.ended()) {
+    std::printf("exit: paused at cycle %" PRIu64 " (ksim-ui)\n", d.here());
+  } else {
+    switch (r.end) {
+      case RunResult::End::poweroff:
+        std::printf("exit: guest powered off with status %d\n", r.status);
+        status = r.status == 0 ? 0 : 1;
+        break;
+      case RunResult::End::cycle_limit:
+        std::printf("exit: cycle limit (%" PRIu64 ") reached\n", m.config().max_cycles);
+        status = 5;
+        break;
+      case RunResult::End::crash:
+        std::printf("exit: guest crash: %s\n", r.reason.c_str());
+        status = 4;
+        break;
+      case RunResult::End::hook_stop:
+      case RunResult::End::paused:
+        std::printf("exit: stopped by the probe engine: %s\n", r.reason.c_str());
+        status = 6;
+        break;
+    }
+    cycles = r.cycles;
+  }
+  std::printf("isa: %s, cpus: %d, seed: %" PRIu64 ", quantum: %" PRIu64 "%s\n",
+              m.config().isa == Isa::x86_64 ? "x86" : "rv64", m.cpu_count(), m.config().seed, m.config().quantum,
+              m.config().reference_schedule ? " (reference schedule)" : "");
+  std::printf("instructions: %" PRIu64 "\n", instret);
+  std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? instret / secs / 1e6 : 0.0);
+  if (w.session()) {
+    std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", w.session()->total_hits(),
+                w.session()->total_missed(), w.engine()->stats().strays);
+    std::fputs(w.session()->summary().c_str(), stdout);
+  }
+  std::printf("cycles: %" PRIu64 "\n", cycles);
+  std::printf("trace-hash: %s\n", w.hasher().hex().c_str());
+  std::fflush(stdout);
+  return status;
+}
+
+int run_app(Debugger& d, const AppOptions& o) {
+  const auto t_start = Clock::now();
+  if (!glfwInit()) {
+    std::fprintf(stderr, "ksim-ui: cannot open a window (no display? try xvfb-run -a)\n");
+    return 3;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  if (o.scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+  GLFWwindow* win = glfwCreateWindow(o.width, o.height, "ksim-ui", nullptr, nullptr);
+  if (!win) {
+    std::fprintf(stderr, "ksim-ui: cannot create a %dx%d OpenGL 3.0 window\n", o.width, o.height);
+    glfwTerminate();
+    return 3;
+  }
+  glfwMakeContextCurrent(win);
+  glfwSwapInterval(o.scripted ? 0 : 1);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = o.ini.empty() ? nullptr : o.ini.c_str();
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().WindowRounding = 3;
+  ImGui_ImplGlfw_InitForOpenGL(win, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  ViewState s(d);
+  ScriptDriver script(o, s);
+  int status = 0;
+  auto last = Clock::now();
+  double fps_acc = 0;
+  int fps_frames = 0;
+  while (!glfwWindowShouldClose(win)) {
+    glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (o.scripted) {
+      script.before_frame(io);
+      if (script.failed()) {
+        status = 2;
+        break;
+      }
+      if (script.quit()) {
+        status = print_summary(d, std::chrono::duration<double>(Clock::now() - t_start).count());
+        break;
+      }
+      if (script.done()) {  // a script without quit ends the same way
+        status = print_summary(d, std::chrono::duration<double>(Clock::now() - t_start).count());
+        break;
+      }
+    }
+    // Running: as many cycles per frame as fit in about 12 ms.
+    if (s.running) {
+      Machine& m = d.world().machine();
+      uint64_t before = 0;
+      for (int c = 0; c < m.cpu_count(); ++c) before += m.cpu(c).instret();
+      const auto t0 = Clock::now();
+      d.run_for(s.run_chunk);
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      uint64_t after = 0;
+      for (int c = 0; c < m.cpu_count(); ++c) after += m.cpu(c).instret();
+      if (after >= before && secs > 0) s.mips = static_cast<double>(after - before) / secs / 1e6;
+      if (secs < 0.008) s.run_chunk = s.run_chunk * 3 / 2 + 1;
+      else if (secs > 0.016 && s.run_chunk > 1000) s.run_chunk = s.run_chunk * 2 / 3;
+      if (d.position().ended) s.running = false;
+    }
+    const auto b0 = Clock::now();
+    ImGui::NewFrame();
+    draw_all(s);
+    ImGui::Render();
+    s.build_seconds += std::chrono::duration<double>(Clock::now() - b0).count();
+    int fw = 0, fh = 0;
+    glfwGetFramebufferSize(win, &fw, &fh);
+    glViewport(0, 0, fw, fh);
+    glClearColor(0.08f, 0.08f, 0.1f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (!script.screenshot.empty()) {
+      if (!save_png(script.screenshot, fw, fh)) {
+        std::fprintf(stderr, "ksim-ui: cannot write %s\n", script.screenshot.c_str());
+        status = 2;
+        break;
+      }
+      std::printf("screenshot: %s %dx%d\n", script.screenshot.c_str(), fw, fh);
+      std::fflush(stdout);
+      script.screenshot.clear();
+    }
+    glfwSwapBuffers(win);
+    ++s.frame;
+    const auto now = Clock::now();
+    fps_acc += std::chrono::duration<double>(now - last).count();
+    last = now;
+    if (++fps_frames == 20) {
+      s.fps = fps_acc > 0 ? fps_frames / fps_acc : 0;
+      fps_acc = 0;
+      fps_frames = 0;
+    }
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(win);
+  glfwTerminate();
+  return status;
+}
+
+}  // namespace ksim::ui

@@ -1,0 +1,30 @@
+// The ksim-ui application: a GLFW window with the eight windows, driven by
+// a person or by a script (ui/model/script.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ui/model/debugger.hpp"
+#include "ui/model/script.hpp"
+
+namespace ksim::ui {
+
+struct AppOptions {
+  int width = 1280, height = 800;
+  std::string ini = "imgui.ini";  // where the layout is kept
+  bool scripted = false;
+  std::vector<ScriptAction> script;
+  std::string script_name;
+  double start_seconds = 0;  // host time at startup (the summary's host time line)
+};
+
+// Runs until the window closes or the script quits. Returns the exit
+// status: the same as `ksim run` for the summary printed at a script's
+// quit (0 when the guest ended with status 0 or the run is paused there),
+// 2 for a script error, 3 when no window can be opened.
+int run_app(Debugger& d, const AppOptions& o);
+
+// `ksim run`'s summary for where the debugger stands; returns its exit status.
+int print_summary(Debugger& d, double host_seconds);
+
+}  // namespace ksim::ui

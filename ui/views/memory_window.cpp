@@ -1,0 +1,66 @@
+// Memory: hex and ASCII, recent changes coloured by age (red, fading),
+// changes to code in cyan.
+#include <cinttypes>
+
+#include "ui/model/code_view.hpp"
+#include "ui/views/view_state.hpp"
+
+namespace ksim::ui {
+
+void draw_memory(ViewState& s) {
+  const ImVec2 ds = ImGui::GetIO().DisplaySize;
+  if (!s.begin("Memory", ImVec2(ds.x * 0.34f, ds.y * 0.43f), ImVec2(ds.x * 0.36f, ds.y * 0.22f))) return s.end();
+  ImGui::SetNextItemWidth(200);
+  if (input_text(s, "address", s.mem_text, sizeof s.mem_text)) {
+    if (auto a = resolve_location(s.d, s.mem_text)) {
+      s.memory.set_range(*a & ~uint64_t{15}, 256);
+      s.mem_follow_sp = false;
+      s.mem_message.clear();
+    } else {
+      s.mem_message = std::string("unknown symbol or address '") + s.mem_text + "'";
+    }
+  }
+  if (s.mem_follow_sp) {  // until an address is typed in: the selected CPU's stack
+    const Cpu& c = s.d.world().machine().cpu(s.selected_cpu);
+    const uint64_t sp = c.gpr(c.isa() == Isa::rv64 ? 2 : 4);
+    // Moved only when the stack pointer leaves it, so changes stay visible.
+    // The frame lives just above the stack pointer: keep sp near the top.
+    if (s.memory.size() == 0 || sp < s.memory.addr() + 16 || sp >= s.memory.addr() + 96)
+      s.memory.set_range((sp & ~uint64_t{15}) - 16, 256);
+  }
+  s.memory.refresh(s.d);
+  ImGui::SameLine();
+  ImGui::TextColored(age_colour(0, false), "data");
+  ImGui::SameLine();
+  ImGui::TextColored(age_colour(0, true), "code");
+  ImGui::SameLine();
+  ImGui::TextDisabled("changed by the last stops");
+  if (!s.mem_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.mem_message.c_str());
+  ImGui::BeginChild("hex", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  // 16 bytes a row when they fit with their ASCII, else 8.
+  const float need16 = ImGui::CalcTextSize("0000000000000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  0123456789abcdef").x;
+  const size_t per_row = ImGui::GetContentRegionAvail().x >= need16 + 30 ? 16 : 8;
+  const auto& bytes = s.memory.bytes();
+  for (size_t row = 0; row * per_row < bytes.size(); ++row) {
+    ImGui::Text("%016" PRIx64, s.memory.addr() + row * per_row);
+    for (size_t i = row * per_row; i < (row + 1) * per_row && i < bytes.size(); ++i) {
+      ImGui::SameLine(0, i % 8 == 0 ? 10.0f : 5.0f);
+      const auto& b = bytes[i];
+      if (!b.valid)
+        ImGui::TextDisabled("??");
+      else
+        ImGui::TextColored(age_colour(b.age, b.code), "%02x", b.value);
+    }
+    ImGui::SameLine(0, 10);
+    char ascii[17] = {};
+    for (size_t i = 0; i < per_row && row * per_row + i < bytes.size(); ++i) {
+      const auto& b = bytes[row * per_row + i];
+      ascii[i] = b.valid && b.value >= 32 && b.value < 127 ? static_cast<char>(b.value) : '.';
+    }
+    ImGui::TextUnformatted(ascii);
+  }
+  ImGui::EndChild();
+  s.end();
+}
+
+}  // namespace ksim::ui

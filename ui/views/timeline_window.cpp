@@ -1,0 +1,182 @@
+// Timeline: one lane per CPU on a shared cycle axis. Wheel zooms around
+// the mouse, drag pans, hover describes, a click travels (to just after
+// the event under the mouse, or to the cycle clicked).
+#include <cinttypes>
+#include <cmath>
+
+#include "ui/views/view_state.hpp"
+
+namespace ksim::ui {
+
+namespace {
+
+ImU32 mark_colour(EventKind k) {
+  switch (k) {
+    case EventKind::trap: return IM_COL32(255, 255, 255, 255);
+    case EventKind::interrupt: return IM_COL32(120, 190, 255, 255);
+    case EventKind::ipi_recv: return IM_COL32(80, 240, 240, 255);
+    case EventKind::console: return IM_COL32(170, 170, 170, 255);
+    case EventKind::probe: return IM_COL32(255, 90, 255, 255);  // register, arm, disarm, ...
+    default: return IM_COL32(255, 0, 255, 255);
+  }
+}
+
+double nice_step(double raw) {
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+}  // namespace
+
+void draw_timeline(ViewState& s) {
+  const ImVec2 ds = ImGui::GetIO().DisplaySize;
+  if (!s.begin("Timeline", ImVec2(0, ds.y * 0.65f), ImVec2(ds.x * 0.70f, ds.y * 0.35f))) return s.end();
+  Debugger& d = s.d;
+  const int cpus = d.world().machine().cpu_count();
+  s.timeline.sync(d.log(), cpus);
+  const double now = static_cast<double>(d.here());
+  const double end = std::max({now, static_cast<double>(s.timeline.last_cycle()), 1000.0});
+  if (!s.range_set) {
+    s.range = TimelineRange{0, std::max(now * 1.05, 100'000.0)};
+    s.range_set = true;
+  }
+  // After a move, keep "now" in view (same zoom, now at 80% of the width).
+  if (s.range_moves != d.moves()) {
+    s.range_moves = d.moves();
+    if (now < s.range.c0 || now > s.range.c1) {
+      const double width = s.range.c1 - s.range.c0;
+      s.range.c0 = std::max(0.0, now - width * 0.8);
+      s.range.c1 = s.range.c0 + width;
+    }
+  }
+  if (button(s, "Fit")) s.range = TimelineRange{0, end * 1.02};
+  ImGui::SameLine();
+  if (button(s, "Zoom in")) s.range.zoom(0.5, now);
+  ImGui::SameLine();
+  if (button(s, "Zoom out")) s.range.zoom(2.0, now);
+  ImGui::SameLine();
+  ImGui::Text("%.0f .. %.0f   ", s.range.c0, s.range.c1);
+  for (SpanKind k : {SpanKind::running, SpanKind::idle, SpanKind::trap, SpanKind::hit_active, SpanKind::hit_ss,
+                     SpanKind::hit_ssdone, SpanKind::reenter}) {
+    ImGui::SameLine();
+    ImGui::ColorButton(span_kind_name(k), ImGui::ColorConvertU32ToFloat4(span_colour(k)),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+    ImGui::SameLine(0, 2);
+    ImGui::TextUnformatted(k == SpanKind::trap ? "bp trap" : span_kind_name(k));
+  }
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float label_w = 44, axis_h = 18;
+  const float w = std::max(50.0f, avail.x - label_w), h = std::max(40.0f, avail.y);
+  ImGui::InvisibleButton("canvas", ImVec2(avail.x, h));
+  s.note("canvas");
+  const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
+  ImGuiIO& io = ImGui::GetIO();
+  const float x0 = origin.x + label_w;
+  const float lane_h = std::min(40.0f, std::max(10.0f, (h - axis_h) / static_cast<float>(cpus)));
+
+  // Gestures.
+  static float drag_total = 0;
+  if (ImGui::IsItemActivated()) drag_total = 0;
+  if (active && (io.MouseDelta.x != 0 || io.MouseDelta.y != 0)) {
+    drag_total += std::fabs(io.MouseDelta.x);
+    s.range.pan(io.MouseDelta.x, w);
+  }
+  if (hovered && io.MouseWheel != 0)
+    s.range.zoom(std::pow(0.8, io.MouseWheel), s.range.cycle_at(io.MousePos.x - x0, w));
+  s.range.clamp(0, end * 1.1 + 1000);
+  const double cpp = s.range.cycles_per_pixel(w);
+  int lane_hover = static_cast<int>((io.MousePos.y - origin.y - axis_h) / lane_h);
+  const double cyc_hover = s.range.cycle_at(io.MousePos.x - x0, w);
+  size_t hover_event = EventLog::npos;
+  if (hovered && lane_hover >= 0 && lane_hover < cpus && cyc_hover >= 0)
+    hover_event = s.timeline.hit_test(lane_hover, static_cast<uint64_t>(cyc_hover), static_cast<uint64_t>(cpp * 4 + 1));
+  if (ImGui::IsItemDeactivated() && drag_total < 3 && cyc_hover >= 0) {
+    s.running = false;
+    if (hover_event != EventLog::npos)
+      d.go_to_event(hover_event);
+    else
+      d.go_to_cycle(static_cast<uint64_t>(cyc_hover));
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, ImVec2(origin.x + avail.x, origin.y + h), true);
+  // Axis.
+  const double step = nice_step(cpp * 110);
+  for (double c = std::ceil(s.range.c0 / step) * step; c < s.range.c1; c += step) {
+    const float x = x0 + static_cast<float>(s.range.x_of(c, w));
+    dl->AddLine(ImVec2(x, origin.y + axis_h - 4), ImVec2(x, origin.y + h), IM_COL32(255, 255, 255, 25));
+    char t[32];
+    std::snprintf(t, sizeof t, "%.0f", c);
+    dl->AddText(ImVec2(x + 2, origin.y), IM_COL32(180, 180, 190, 255), t);
+  }
+  // Lanes, binned per pixel column.
+  std::vector<Cell> cells;
+  const int width = static_cast<int>(w);
+  const uint64_t now_u = d.here();
+  for (int c = 0; c < cpus; ++c) {
+    const float y0 = origin.y + axis_h + c * lane_h, y1 = y0 + lane_h - 2;
+    char name[16];
+    std::snprintf(name, sizeof name, "CPU %d", c);
+    dl->AddText(ImVec2(origin.x, y0 + (lane_h - 14) / 2), c == s.selected_cpu ? IM_COL32(255, 220, 80, 255)
+                                                                               : IM_COL32(200, 200, 200, 255), name);
+    s.timeline.bin_lane(c, s.range.c0, cpp, width, now_u, cells);
+    int x = 0;
+    while (x < width) {
+      const Cell& a = cells[static_cast<size_t>(x)];
+      int e = x + 1;
+      while (e < width && cells[static_cast<size_t>(e)].valid == a.valid && cells[static_cast<size_t>(e)].span == a.span &&
+             cells[static_cast<size_t>(e)].strongest == a.strongest && (cells[static_cast<size_t>(e)].spans > 0) == (a.spans > 0))
+        ++e;
+      if (a.valid) {
+        const SpanKind k = a.span;
+        const float top = k == SpanKind::running ? y0 + lane_h * 0.35f : y0;
+        const float bot = k == SpanKind::running ? y1 - lane_h * 0.35f : y1;
+        dl->AddRectFilled(ImVec2(x0 + x, top), ImVec2(x0 + e, bot), span_colour(k));
+        // Several spans in these columns: a strip with the furthest-in state.
+        if (a.spans > 1) dl->AddRectFilled(ImVec2(x0 + x, y0), ImVec2(x0 + e, y0 + 3), span_colour(a.strongest));
+      }
+      x = e;
+    }
+    for (x = 0; x < width; ++x) {
+      const Cell& a = cells[static_cast<size_t>(x)];
+      if (!a.marks) continue;
+      const float len = std::min(lane_h * 0.45f, 3.0f + 2.0f * std::log2(1.0f + static_cast<float>(a.marks)));
+      dl->AddLine(ImVec2(x0 + x + 0.5f, y0), ImVec2(x0 + x + 0.5f, y0 + len), mark_colour(a.mark_kind));
+    }
+  }
+  // IPIs: arrows between lanes, at most one per 3 pixels.
+  std::vector<const Arrow*> arrows;
+  s.timeline.arrows_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)), static_cast<uint64_t>(s.range.c1),
+                       static_cast<uint64_t>(cpp * 3), arrows);
+  for (const Arrow* a : arrows) {
+    if (a->to_cycle == TimelineIndex::kOpen) continue;
+    const ImVec2 p0(x0 + static_cast<float>(s.range.x_of(static_cast<double>(a->from_cycle), w)),
+                    origin.y + axis_h + (a->from + 0.5f) * lane_h);
+    const ImVec2 p1(x0 + static_cast<float>(s.range.x_of(static_cast<double>(a->to_cycle), w)),
+                    origin.y + axis_h + (a->to + 0.5f) * lane_h);
+    dl->AddLine(p0, p1, IM_COL32(80, 240, 240, 200), 1.2f);
+    const float dir = p1.y > p0.y ? -1.0f : 1.0f;
+    dl->AddTriangleFilled(p1, ImVec2(p1.x - 4, p1.y + dir * 7), ImVec2(p1.x + 4, p1.y + dir * 7),
+                          IM_COL32(80, 240, 240, 220));
+  }
+  // Now.
+  const float xn = x0 + static_cast<float>(s.range.x_of(now, w));
+  dl->AddLine(ImVec2(xn, origin.y), ImVec2(xn, origin.y + h), IM_COL32(255, 230, 60, 255), 2);
+  dl->PopClipRect();
+
+  if (hovered) {
+    if (hover_event != EventLog::npos)
+      s.timeline_hover = describe_event(d.log(), hover_event, d.world().machine().symbols());
+    else
+      s.timeline_hover = "cycle " + std::to_string(static_cast<uint64_t>(std::max(0.0, cyc_hover))) +
+                         (lane_hover >= 0 && lane_hover < cpus ? ", CPU " + std::to_string(lane_hover) : "");
+    ImGui::SetTooltip("%s\nclick: go there", s.timeline_hover.c_str());
+  }
+  s.end();
+}
+
+}  // namespace ksim::ui
