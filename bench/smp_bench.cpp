@@ -1,6 +1,7 @@
 // Host speed of exact SMP: the guest kernel (no preemption) on 1, 2, 4 and
 // 16 CPUs of each ISA, under the exact schedule (the default), the
-// per-step reference schedule, and --quantum 1000 for comparison.
+// per-step reference schedule, the exact schedule without run-ahead
+// (docs/SCHEDULING.md) and --quantum 1000 for comparison.
 //
 //   build/bench/ksim_bench --benchmark_filter=Smp
 //
@@ -30,7 +31,7 @@ const ksim::ElfImage& kernel(Isa isa) {
   return isa == Isa::rv64 ? rv : x86;
 }
 
-enum Mode { kExact = 0, kReference = 1, kQuantum1000 = 2 };
+enum Mode { kExact = 0, kReference = 1, kQuantum1000 = 2, kNoRunAhead = 3 };
 
 // state.range(0): CPUs; range(1): 0 rv64, 1 x86; range(2): Mode.
 void BM_Smp(benchmark::State& state) {
@@ -42,13 +43,17 @@ void BM_Smp(benchmark::State& state) {
   cfg.cpus = cpus;
   cfg.quantum = mode == kQuantum1000 ? 1000 : 1;
   cfg.reference_schedule = mode == kReference;
+  cfg.run_ahead = mode != kNoRunAhead;
   ksim::bench::measure_runs(state, kernel(isa), cfg);
   state.SetLabel(std::string(isa == Isa::rv64 ? "rv64" : "x86") + " " + std::to_string(cpus) + " cpus " +
-                 (mode == kExact ? "exact" : mode == kReference ? "reference" : "quantum 1000"));
+                 (mode == kExact         ? "exact"
+                  : mode == kReference   ? "reference"
+                  : mode == kNoRunAhead  ? "exact, no run-ahead"
+                                         : "quantum 1000"));
 }
 BENCHMARK(BM_Smp)
     ->ArgsProduct({{1, 2, 4, 16}, {0, 1}, {kExact}})
-    ->ArgsProduct({{4}, {0, 1}, {kReference, kQuantum1000}})
+    ->ArgsProduct({{4}, {0, 1}, {kReference, kQuantum1000, kNoRunAhead}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -314,6 +314,22 @@ TEST_CASE("Two identical ksim runs print the same console, cycles and trace-hash
   CHECK(without_host_time(a.out) == without_host_time(b.out));
 }
 
+TEST_CASE("ksim run --no-run-ahead and --reference-schedule print what the default prints on 4 CPUs", "[cli]") {
+  for (const char* isa : {"rv64", "x86"}) {
+    ProcessResult a = run_ksim({"run", "-q", "--isa", isa, "--cpus", "4", "--seed", "2"});
+    ProcessResult b = run_ksim({"run", "-q", "--isa", isa, "--cpus", "4", "--seed", "2", "--no-run-ahead"});
+    ProcessResult c = run_ksim({"run", "-q", "--isa", isa, "--cpus", "4", "--seed", "2", "--reference-schedule"});
+    INFO(describe(a) << describe(b) << describe(c));
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    REQUIRE(c.status == 0);
+    for (const char* f : {"cycles", "instructions", "trace-hash"}) {
+      CHECK(summary_field(a.out, f) == summary_field(b.out, f));
+      CHECK(summary_field(a.out, f) == summary_field(c.out, f));
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Exit status 1: the guest reported failure
 

@@ -41,6 +41,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("reference-schedule",
        "decide the schedule after every instruction, on the precise interpreter path (slow): the reference the "
        "default exact schedule must agree with (needs --quantum 1)")
+      ("no-run-ahead",
+       "exact schedule without CPUs running ahead of each other (same results, slower; for comparison)")
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}),
        "stop with exit status 5 when the machine's clock reaches this cycle")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
@@ -122,6 +124,7 @@ int cmd_run(const std::vector<std::string>& args) {
       throw UsageError{"--reference-schedule is exact: the checkpoint was made with --quantum " +
                        std::to_string(cfg.quantum)};
     cfg.reference_schedule = reference;
+    cfg.run_ahead = !vm.count("no-run-ahead");
     machine = std::make_unique<Machine>(cfg);
     restore_checkpoint(*machine, bytes);
     restored_hash = h.trace_hash;
@@ -136,6 +139,7 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.quantum = quantum;
     cfg.seed = seed;
     cfg.reference_schedule = reference;
+    cfg.run_ahead = !vm.count("no-run-ahead");
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }
