@@ -265,15 +265,17 @@ class Hart final : public Cpu {
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
-  // The block grants (PageOwners): one load and compare per access (two
-  // for an access that straddles two blocks).
+  // The block grants (PageOwners): one load and compare per access.
+  // Generation 0: run-ahead is off and everything is granted, which a
+  // well-predicted branch says faster than the tables (one CPU). An access
+  // that straddles two blocks takes the slow path.
   bool may_read(uint64_t off, unsigned size) const {
     constexpr unsigned kB = PageOwners::kBlockShift;
-    return std::min(read_grant_[off >> kB], read_grant_[(off + size - 1) >> kB]) >= gen_;
+    return gen_ == 0 || (read_grant_[off >> kB] >= gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
   }
   bool may_write(uint64_t off, unsigned size) const {
     constexpr unsigned kB = PageOwners::kBlockShift;
-    return (write_grant_[off >> kB] == gen_) & (write_grant_[(off + size - 1) >> kB] == gen_);
+    return gen_ == 0 || (write_grant_[off >> kB] == gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
   }
   bool stop_requested() const { return stop_requested_; }
   void run_pass();

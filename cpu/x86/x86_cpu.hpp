@@ -378,15 +378,17 @@ class X86Cpu final : public Cpu {
     hook_stopped_ = false;
     sync_stop_ = false;
   }
-  // The block grants (PageOwners): one load and compare per access (two
-  // for an access that straddles two blocks).
+  // The block grants (PageOwners): one load and compare per access.
+  // Generation 0: run-ahead is off and everything is granted, which a
+  // well-predicted branch says faster than the tables (one CPU). An access
+  // that straddles two blocks takes the slow path.
   bool may_read(uint64_t off, unsigned size) const {
     constexpr unsigned kB = PageOwners::kBlockShift;
-    return std::min(read_grant_[off >> kB], read_grant_[(off + size - 1) >> kB]) >= gen_;
+    return gen_ == 0 || (read_grant_[off >> kB] >= gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
   }
   bool may_write(uint64_t off, unsigned size) const {
     constexpr unsigned kB = PageOwners::kBlockShift;
-    return (write_grant_[off >> kB] == gen_) & (write_grant_[(off + size - 1) >> kB] == gen_);
+    return gen_ == 0 || (write_grant_[off >> kB] == gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
   }
   bool device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value);
   // A RAM access made by the CPU itself outside mem_read/mem_write
