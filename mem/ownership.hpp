@@ -134,4 +134,32 @@ class PageOwners {
   Resolver* resolver_ = nullptr;
 };
 
+// A CPU's copy of its grants (PageOwners::grants) and how its accesses are
+// checked: what both cores consult on every load and store.
+struct CpuGrants {
+  const uint16_t* read = nullptr;  // per block
+  const uint16_t* write = nullptr;
+  uint16_t gen = 0;
+  AccessMode mode = AccessMode::exact;
+
+  void load(const PageOwners& o, int cpu) {
+    const PageOwners::Grants g = o.grants(cpu);
+    read = g.read;
+    write = g.write;
+    gen = g.gen;
+  }
+  // Generation 0: run-ahead is off and everything is granted, which a
+  // well-predicted branch says faster than the tables (one CPU). One table
+  // load otherwise; an access that straddles two blocks takes the slow path.
+  bool may_read(uint64_t off, unsigned size) const {
+    return gen == 0 || (read[off >> PageOwners::kBlockShift] >= gen && within_block(off, size));
+  }
+  bool may_write(uint64_t off, unsigned size) const {
+    return gen == 0 || (write[off >> PageOwners::kBlockShift] == gen && within_block(off, size));
+  }
+  static bool within_block(uint64_t off, unsigned size) {
+    return (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size;
+  }
+};
+
 }  // namespace ksim

@@ -17,6 +17,7 @@
 #include "sim/elf/elf_image.hpp"
 #include "sim/events.hpp"
 #include "sim/machine.hpp"
+#include "support/images.hpp"
 
 using namespace ksim;
 
@@ -185,12 +186,7 @@ TEST_CASE("switched off, every access is granted", "[run_ahead]") {
 
 namespace {
 
-const ElfImage& image(const std::string& rel, Isa isa) {
-  static std::map<std::string, ElfImage> cache;
-  auto it = cache.find(rel);
-  if (it == cache.end()) it = cache.emplace(rel, load_elf_file(std::string(KSIM_BINARY_DIR) + "/" + rel, isa)).first;
-  return it->second;
-}
+const ElfImage& image(const std::string& rel, Isa isa) { return test::guest_image(rel, isa); }
 
 struct Outcome {
   RunResult r;

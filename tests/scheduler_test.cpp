@@ -19,17 +19,13 @@
 #include "sim/elf/elf_image.hpp"
 #include "sim/events.hpp"
 #include "sim/machine.hpp"
+#include "support/images.hpp"
 
 using namespace ksim;
 
 namespace {
 
-const ElfImage& image(const std::string& rel, Isa isa) {
-  static std::map<std::string, ElfImage> cache;
-  auto it = cache.find(rel);
-  if (it == cache.end()) it = cache.emplace(rel, load_elf_file(std::string(KSIM_BINARY_DIR) + "/" + rel, isa)).first;
-  return it->second;
-}
+const ElfImage& image(const std::string& rel, Isa isa) { return test::guest_image(rel, isa); }
 
 // Records everything, and checks the order as events arrive.
 struct Recorder : EventObserver {

@@ -40,7 +40,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       page_flags_(bus.ram().flag_table()),
       owners_(owners),
       perturb_(perturb) {
-  load_grants();
+  grants_.load(owners_, id_);
   ctl_.next_stall = stalls::first(perturb_, id_, s.cycle);
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
@@ -220,7 +220,7 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {
-  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, pc, mode_)) {
+  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, pc, grants_.mode)) {
     sync_stop();
     return;
   }
@@ -306,7 +306,7 @@ Insn* Hart::next_on_page(Insn& in, uint64_t pc) {
 // the run.
 bool Hart::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
-  if (mode_ != AccessMode::exact) return sync_stop();
+  if (grants_.mode != AccessMode::exact) return sync_stop();
   owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }
@@ -334,7 +334,7 @@ bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
 
 bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
   // Atomics touch the harts' shared reservations: a sync point ahead.
-  if (mode_ != AccessMode::exact) return sync_stop();
+  if (grants_.mode != AccessMode::exact) return sync_stop();
   if (addr & (size - 1)) {
     raise(is_load_reserved ? kLoadMisaligned : kStoreMisaligned, addr);
     return false;
@@ -344,8 +344,8 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
     return false;
   }
   if (owners_.enabled()) {
-    owners_.access(id_, s.cycle, addr, size, !is_load_reserved, mode_);
-    if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, mode_, bus_.ram().page_flags(addr));
+    owners_.access(id_, s.cycle, addr, size, !is_load_reserved, grants_.mode);
+    if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, grants_.mode, bus_.ram().page_flags(addr));
   }
   return true;
 }
@@ -362,7 +362,7 @@ void Hart::raise(uint64_t cause, uint64_t tval) {
 
 void Hart::take_trap(const TrapInfo& t) {
   // A trap runs hooks and reaches the outside world: a sync point ahead.
-  if (mode_ != AccessMode::exact) {
+  if (grants_.mode != AccessMode::exact) {
     sync_stop();
     return;
   }
@@ -460,7 +460,7 @@ void Hart::do_wfi(const Insn& i) {
     raise(kIllegalInsn, i.raw);
     return;
   }
-  if (mode_ != AccessMode::exact) {  // idling is decided in exact order
+  if (grants_.mode != AccessMode::exact) {  // idling is decided in exact order
     sync_stop();
     return;
   }

@@ -174,7 +174,7 @@ class Hart final : public Cpu {
   bool load(uint64_t addr, T& out) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
-      if (!may_read(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), false, mode_)) [[unlikely]]
+      if (!may_read(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), false, grants_.mode)) [[unlikely]]
         return sync_stop();
       std::memcpy(&out, ram_ + off, sizeof(T));
       return true;
@@ -188,10 +188,10 @@ class Hart final : public Cpu {
   bool store(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
-      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, mode_)) [[unlikely]]
+      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, grants_.mode)) [[unlikely]]
         return sync_stop();
       const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
-      if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, mode_, flags)) [[unlikely]]
+      if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
         return sync_stop();
       std::memcpy(ram_ + off, &value, sizeof(T));
       if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
@@ -218,17 +218,10 @@ class Hart final : public Cpu {
   // How memory accesses are checked: in exact order, ahead of it, or
   // replaying an undone run-ahead.
   void set_access_mode(AccessMode m) {
-    mode_ = m;
-    load_grants();
+    grants_.mode = m;
+    grants_.load(owners_, id_);
   }
-  AccessMode access_mode() const { return mode_; }
-  // The grant generation moved on (a new run-ahead).
-  void load_grants() {
-    const PageOwners::Grants g = owners_.grants(id_);
-    read_grant_ = g.read;
-    write_grant_ = g.write;
-    gen_ = g.gen;
-  }
+  AccessMode access_mode() const { return grants_.mode; }
   // The state a run-ahead starts from, and going back to it.
   void save_ahead_point() {
     ahead_s_ = s;
@@ -249,7 +242,7 @@ class Hart final : public Cpu {
     request_stop();
     return false;
   }
-  bool ahead() const { return mode_ != AccessMode::exact; }
+  bool ahead() const { return grants_.mode != AccessMode::exact; }
   PageOwners& owners() { return owners_; }
   Accessor accessor() const { return Accessor{id_, s.cycle}; }
   Bus& bus() { return bus_; }
@@ -266,17 +259,8 @@ class Hart final : public Cpu {
   friend struct ksim::Slice;
   void begin_slice();
   // The block grants (PageOwners): one load and compare per access.
-  // Generation 0: run-ahead is off and everything is granted, which a
-  // well-predicted branch says faster than the tables (one CPU). An access
-  // that straddles two blocks takes the slow path.
-  bool may_read(uint64_t off, unsigned size) const {
-    constexpr unsigned kB = PageOwners::kBlockShift;
-    return gen_ == 0 || (read_grant_[off >> kB] >= gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
-  }
-  bool may_write(uint64_t off, unsigned size) const {
-    constexpr unsigned kB = PageOwners::kBlockShift;
-    return gen_ == 0 || (write_grant_[off >> kB] == gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
-  }
+  bool may_read(uint64_t off, unsigned size) const { return grants_.may_read(off, size); }
+  bool may_write(uint64_t off, unsigned size) const { return grants_.may_write(off, size); }
   bool stop_requested() const { return stop_requested_; }
   void run_pass();
   void step_pass(uint64_t budget);
@@ -312,10 +296,7 @@ class Hart final : public Cpu {
   uint64_t ram_fast_last_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
-  const uint16_t* read_grant_ = nullptr;  // PageOwners::Grants
-  const uint16_t* write_grant_ = nullptr;
-  uint16_t gen_ = 0;
-  AccessMode mode_ = AccessMode::exact;
+  CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
   Control ahead_ctl_;

@@ -76,7 +76,7 @@ X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, co
       ram_size_(bus.ram().size()),
       page_flags_(bus.ram().flag_table()),
       owners_(owners) {
-  load_grants();
+  grants_.load(owners_, id_);
   s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
   fault_insn_.exec = nullptr;
   sync_insn_.exec = [](X86Cpu&, const Insn&) {};  // not executed: the CPU stops
@@ -119,7 +119,7 @@ bool X86Cpu::write_mem_operand(const Insn& i, const Operand& o, uint64_t v) {
 bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
-    if (!may_read(off, size) && !owners_.access(id_, s.cycle, addr, size, false, mode_)) [[unlikely]]
+    if (!may_read(off, size) && !owners_.access(id_, s.cycle, addr, size, false, grants_.mode)) [[unlikely]]
       return sync_stop();
     v = 0;
     std::memcpy(&v, ram_ + off, size);
@@ -134,10 +134,10 @@ bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
 bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
-    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, mode_)) [[unlikely]]
+    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, grants_.mode)) [[unlikely]]
       return sync_stop();
     const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift];
-    if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, mode_, flags)) [[unlikely]]
+    if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
       return sync_stop();
     std::memcpy(ram_ + off, &v, size);
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
@@ -182,7 +182,7 @@ void X86Cpu::raise(uint8_t vector, std::string text, bool has_error, uint64_t er
 void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::string text, bool has_error,
                      uint64_t error) {
   // A trap runs hooks and reaches the outside world: a sync point ahead.
-  if (mode_ != AccessMode::exact) {
+  if (grants_.mode != AccessMode::exact) {
     sync_stop();
     return;
   }
@@ -237,7 +237,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)");
     note_access(rsp, 8, true);
     if (page_flags_[off >> kPageShift] && owners_.enabled())
-      owners_.flagged_store(id_, last_trap_cycle_, mode_, page_flags_[off >> kPageShift]);
+      owners_.flagged_store(id_, last_trap_cycle_, grants_.mode, page_flags_[off >> kPageShift]);
     std::memcpy(ram_ + off, &v, 8);
     if (page_flags_[off >> kPageShift]) bus_.notify_flagged_store(accessor(), rsp, 8);
   }
@@ -264,7 +264,7 @@ void X86Cpu::do_iretq(const Insn& i) {
 }
 
 void X86Cpu::do_hlt(const Insn& i) {
-  if (mode_ != AccessMode::exact) {  // idling is decided in exact order
+  if (grants_.mode != AccessMode::exact) {  // idling is decided in exact order
     sync_stop();
     return;
   }
@@ -295,7 +295,7 @@ bool X86Cpu::check_interrupts() {
   if (!(s.rflags & kIF) || sti_shadow_) return false;
   int v = irq_.pending(id_, s.cycle);
   if (v < 0) return false;
-  if (mode_ != AccessMode::exact) {  // taking it is a sync point ahead
+  if (grants_.mode != AccessMode::exact) {  // taking it is a sync point ahead
     sync_stop();
     return false;
   }
@@ -314,7 +314,7 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
     off = rip - base;
   }
   if (fetch_page_->decoded(static_cast<unsigned>(off))) [[likely]] return fetch_page_->insn(static_cast<unsigned>(off));
-  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, rip, mode_)) {
+  if (owners_.enabled() && !owners_.before_decode(id_, s.cycle, rip, grants_.mode)) {
     sync_stop();
     return sync_insn_;
   }
@@ -451,7 +451,7 @@ void X86Cpu::loop(uint64_t budget) {
     const bool tf = s.rflags & kTF;
     // A single-stepped instruction and its #DB are one step, and the trap
     // is a sync point: ahead, stop before the instruction.
-    if (tf && mode_ != AccessMode::exact) {
+    if (tf && grants_.mode != AccessMode::exact) {
       sync_stop();
       break;
     }
@@ -474,7 +474,7 @@ void X86Cpu::loop(uint64_t budget) {
 // first, as a device may interrupt them or end the run.
 bool X86Cpu::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
-  if (mode_ != AccessMode::exact) return sync_stop();
+  if (grants_.mode != AccessMode::exact) return sync_stop();
   owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }

@@ -303,16 +303,10 @@ class X86Cpu final : public Cpu {
 
   // --- Running ahead (mem/ownership.hpp, docs/SCHEDULING.md) ---------------
   void set_access_mode(AccessMode m) {
-    mode_ = m;
-    load_grants();
+    grants_.mode = m;
+    grants_.load(owners_, id_);
   }
-  AccessMode access_mode() const { return mode_; }
-  void load_grants() {
-    const PageOwners::Grants g = owners_.grants(id_);
-    read_grant_ = g.read;
-    write_grant_ = g.write;
-    gen_ = g.gen;
-  }
+  AccessMode access_mode() const { return grants_.mode; }
   void save_ahead_point() {
     ahead_s_ = s;
     ahead_ctl_ = control();
@@ -331,7 +325,7 @@ class X86Cpu final : public Cpu {
     request_stop();
     return false;
   }
-  bool ahead() const { return mode_ != AccessMode::exact; }
+  bool ahead() const { return grants_.mode != AccessMode::exact; }
   PageOwners& owners() { return owners_; }
 
   // --- Lazy flags (fast path only) ---------------------------------------------
@@ -379,23 +373,14 @@ class X86Cpu final : public Cpu {
     sync_stop_ = false;
   }
   // The block grants (PageOwners): one load and compare per access.
-  // Generation 0: run-ahead is off and everything is granted, which a
-  // well-predicted branch says faster than the tables (one CPU). An access
-  // that straddles two blocks takes the slow path.
-  bool may_read(uint64_t off, unsigned size) const {
-    constexpr unsigned kB = PageOwners::kBlockShift;
-    return gen_ == 0 || (read_grant_[off >> kB] >= gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
-  }
-  bool may_write(uint64_t off, unsigned size) const {
-    constexpr unsigned kB = PageOwners::kBlockShift;
-    return gen_ == 0 || (write_grant_[off >> kB] == gen_ && (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size);
-  }
+  bool may_read(uint64_t off, unsigned size) const { return grants_.may_read(off, size); }
+  bool may_write(uint64_t off, unsigned size) const { return grants_.may_write(off, size); }
   bool device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value);
   // A RAM access made by the CPU itself outside mem_read/mem_write
   // (interrupt delivery, exact order only): recorded in the page owners,
   // at the cycle the trap's step began.
   void note_access(uint64_t addr, unsigned size, bool write) {
-    if (owners_.enabled()) owners_.access(id_, last_trap_cycle_, addr, size, write, mode_);
+    if (owners_.enabled()) owners_.access(id_, last_trap_cycle_, addr, size, write, grants_.mode);
   }
   bool stop_requested() const { return stop_requested_; }
   void run_pass() { loop(0); }
@@ -413,10 +398,7 @@ class X86Cpu final : public Cpu {
   uint64_t ram_base_, ram_size_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
-  const uint16_t* read_grant_ = nullptr;  // PageOwners::Grants
-  const uint16_t* write_grant_ = nullptr;
-  uint16_t gen_ = 0;
-  AccessMode mode_ = AccessMode::exact;
+  CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
   Control ahead_ctl_{};
