@@ -119,6 +119,7 @@ bool Engine::take_kprobe_lock(Cpu& cpu, CtlBlk& cb) {
       emit(cpu, cb.trap_addr, "kprobe_lock-spin", static_cast<uint64_t>(lock_owner_ < 0 ? cpu.id() : lock_owner_));
     }
     // No check before `ready` can see the lock free.
+    if (lock_owner_ >= 0) m_.settle(lock_owner_);  // its clock, as of this step
     const uint64_t ready = lock_owner_ >= 0 ? m_.cpu(lock_owner_).cycle() : lock_free_at_;
     uint64_t n = ready > now ? (ready - now + timing::kKprobeLockSpinCycles - 1) / timing::kKprobeLockSpinCycles : 1;
     if (n == 0) n = 1;

@@ -36,10 +36,7 @@ Machine::Machine(const MachineConfig& cfg)
   // hooks run, a host phase's when the engine works on the CPU's behalf.
   bus_.before_host_access = [this](uint64_t addr, uint64_t len, bool write) {
     if (running_ < 0 || !owners_->enabled()) return;
-    const uint64_t at = hooks_.active() ? platform_->last_trap_cycle(running_)
-                        : agent_step_ ? agent_step_start_
-                                      : cpus_[static_cast<size_t>(running_)]->cycle();
-    owners_->before_host_access(running_, at, addr, len, write);
+    owners_->before_host_access(running_, step_position(), addr, len, write);
   };
   cpus_ = platform_->cpus();
   idle_reported_.assign(cpus_.size(), false);
@@ -218,7 +215,7 @@ void Machine::request_stop(const std::string& reason) {
   stop_reason_ = reason;
   if (running_ >= 0) {
     end_cpu_ = running_;
-    end_cycle_ = cpus_[static_cast<size_t>(running_)]->cycle();
+    end_cycle_ = step_position();
   }
   halt_ = true;
   for (Cpu* c : cpus_) c->request_stop();
@@ -287,6 +284,17 @@ uint64_t Machine::bound_for(int cur, int other) const {
   const uint64_t exact = t + (cur < other ? 1 : 0);
   const uint64_t extra = cfg_.quantum - 1;
   return exact > kNever - extra ? kNever : exact + extra;
+}
+
+uint64_t Machine::step_position() const {
+  if (running_ < 0) return now();
+  if (hooks_.active()) return platform_->last_trap_cycle(running_);
+  if (agent_step_) return agent_step_start_;
+  return cpus_[static_cast<size_t>(running_)]->cycle();
+}
+
+void Machine::settle(int k) {
+  if (running_ >= 0 && k != running_ && owners_->enabled() && owners_->ahead(k)) resolve(k, step_position(), running_);
 }
 
 uint64_t Machine::now() const {

@@ -127,9 +127,16 @@ class Machine : private Resolver {
   // still inside its scheduling slot (and short of a pause). A host agent
   // may then do its next step at once instead of parking the CPU, with the
   // same result, since no other CPU could run in between.
+  // Not while CPUs run ahead: each host step must be positioned at its own
+  // first cycle for the CPUs ahead to be put back to the right point.
   bool may_continue(int cpu) const {
-    return running_ == cpu && run_until_ != 0 && cpus_[static_cast<size_t>(cpu)]->cycle() < run_until_;
+    return running_ == cpu && run_until_ != 0 && cpus_[static_cast<size_t>(cpu)]->cycle() < run_until_ &&
+           !owners_->enabled();
   }
+  // Before a host component reads CPU `k`'s state on behalf of the running
+  // CPU (the kprobes engine reading the kprobe_lock holder's clock): if `k`
+  // runs ahead, it is put back to where the running CPU's step began.
+  void settle(int k);
   EventStream& events() { return events_; }
   PageOwners& page_owners() { return *owners_; }
   const AheadStats& ahead_stats() const { return ahead_stats_; }
@@ -166,6 +173,10 @@ class Machine : private Resolver {
   // outside its own turn): the scheduler refreshes when it is next ready.
   void cpu_clock_changed(int cpu);
   uint64_t now() const;  // clock of the running CPU (or max when none runs)
+  // Where the running CPU's current step began: a trap's cycle while trap
+  // hooks run, a host phase's first cycle, else its clock. Host work is
+  // ordered against the other CPUs at that point.
+  uint64_t step_position() const;
 
  private:
   void flush_console(uint64_t cycle);

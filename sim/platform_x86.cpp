@@ -63,6 +63,7 @@ class X86Platform final : public Platform {
         m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, 0, ""});
       };
       cpus_.push_back(std::move(c));
+      ahead_timer_.push_back({});
     }
   }
 
@@ -74,8 +75,14 @@ class X86Platform final : public Platform {
   uint32_t run_slot(int cpu, uint64_t until, uint64_t steps, uint64_t& ready) override {
     return run_core_slot(*cpus_[static_cast<size_t>(cpu)], until, steps, ready);
   }
-  void save_ahead_point(int cpu) override { cpus_[static_cast<size_t>(cpu)]->save_ahead_point(); }
-  void restore_ahead_point(int cpu) override { cpus_[static_cast<size_t>(cpu)]->restore_ahead_point(); }
+  void save_ahead_point(int cpu) override {
+    cpus_[static_cast<size_t>(cpu)]->save_ahead_point();
+    ahead_timer_[static_cast<size_t>(cpu)] = lapic_.timer_point(cpu);
+  }
+  void restore_ahead_point(int cpu) override {
+    cpus_[static_cast<size_t>(cpu)]->restore_ahead_point();
+    lapic_.restore_timer_point(cpu, ahead_timer_[static_cast<size_t>(cpu)]);
+  }
   void set_access_mode(int cpu, AccessMode m) override { cpus_[static_cast<size_t>(cpu)]->set_access_mode(m); }
   uint64_t last_trap_cycle(int cpu) const override { return cpus_[static_cast<size_t>(cpu)]->last_trap_cycle(); }
   std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }
@@ -143,6 +150,7 @@ class X86Platform final : public Platform {
   Finisher finisher_;
   x86::DecodeCacheX86 cache_;
   std::vector<std::unique_ptr<x86::X86Cpu>> cpus_;
+  std::vector<x86::Lapic::TimerPoint> ahead_timer_;  // per CPU, where its run-ahead began
 };
 
 }  // namespace

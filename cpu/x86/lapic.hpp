@@ -42,6 +42,30 @@ class Lapic final : public Device, public InterruptSource {
   // was raised locally (timer, self-IPI): for the ipi_recv event.
   int ipi_source(int cpu, int vector) const { return cpu_[cpu].source[vector]; }
 
+  // Running ahead (docs/SCHEDULING.md): a CPU ahead changes its own APIC
+  // only by looking at it (pending() and next_event() move a due timer into
+  // IRR; every register access is a device access, a sync point), so a
+  // put-back restores just what firing the timer changes.
+  struct TimerPoint {
+    int vector;
+    bool in_irr;
+    uint64_t arrive, deadline;
+    int source;
+  };
+  TimerPoint timer_point(int cpu) const {
+    const PerCpu& p = cpu_[static_cast<size_t>(cpu)];
+    const int v = static_cast<int>(p.lvt_timer & 0xff);
+    return {v, p.irr.test(v), p.arrive[static_cast<size_t>(v)], p.deadline, p.source[static_cast<size_t>(v)]};
+  }
+  void restore_timer_point(int cpu, const TimerPoint& t) {
+    PerCpu& p = cpu_[static_cast<size_t>(cpu)];
+    if (t.in_irr) p.irr.set(t.vector);
+    else p.irr.reset(t.vector);
+    p.arrive[static_cast<size_t>(t.vector)] = t.arrive;
+    p.source[static_cast<size_t>(t.vector)] = t.source;
+    p.deadline = t.deadline;
+  }
+
   // Checkpoints: every field of every CPU's APIC as 64-bit words, in a
   // fixed order (restore() returns false if the layout does not fit).
   std::vector<uint64_t> snapshot() const;

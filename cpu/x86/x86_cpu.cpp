@@ -189,7 +189,8 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   ++traps_;
   halted_ = false;  // delivering an event ends HLT (SDM HLT)
   const uint64_t taken = s.cycle;
-  last_trap_cycle_ = taken;
+  last_trap_cycle_ = step_start_ != ~0ull ? step_start_ : taken;
+  step_start_ = ~0ull;
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};
   if (hooks_ && !hooks_->empty()) {
@@ -456,7 +457,7 @@ void X86Cpu::loop(uint64_t budget) {
       break;
     }
     const bool shadow = sti_shadow_;
-    const uint64_t before = steps(), retired_before = s.instret;
+    const uint64_t before = steps(), retired_before = s.instret, step_cycle = s.cycle;
     in.exec(*this, in);
     if (shadow && !sync_stop_) {  // (an instruction stopped at a sync point did not run)
       sti_shadow_ = false;
@@ -464,7 +465,10 @@ void X86Cpu::loop(uint64_t budget) {
     }
     // Single-step: a #DB after each instruction that began with TF set,
     // with RIP pointing after it (SDM vol. 3, 17.3.1.4).
-    if (tf && s.instret != retired_before && !crashed_) deliver(kDB, s.rip, false);
+    if (tf && s.instret != retired_before && !crashed_) {
+      step_start_ = step_cycle;
+      deliver(kDB, s.rip, false);
+    }
     if (budget && steps() != before && --budget == 0) break;
   }
 }

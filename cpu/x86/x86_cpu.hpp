@@ -412,6 +412,8 @@ class X86Cpu final : public Cpu {
   std::string crash_reason_;
   uint64_t traps_ = 0;
   uint64_t last_trap_cycle_ = 0;
+  // Where a single-stepped instruction began: its #DB belongs to that step.
+  uint64_t step_start_ = ~0ull;
   uint64_t instret_at_last_trap_ = ~0ull;
   int32_t nested_traps_ = 0;
   uint64_t rep_iterations_ = 0;
