@@ -329,9 +329,12 @@ RunResult Machine::run(const RunLimits& limits) {
   // A slot resumed after a pause ends where another CPU's turn now begins:
   // something done while paused (a host write to the CLINT, say) may have
   // woken a CPU.
+  // Work done on the slot CPU's behalf while paused (a --probe-script
+  // operation charged to it) may have moved it past its own turn.
   if (slot_cpu_ >= 0)
     for (int j = 0; j < cpu_count(); ++j)
       if (j != slot_cpu_) slot_until_ = std::min(slot_until_, bound_for(slot_cpu_, j));
+  if (slot_cpu_ >= 0 && ready_[slot_cpu_] >= slot_until_) slot_cpu_ = -1;
   auto finish = [this](RunResult r) {
     // CPUs that ran ahead: at a pause or the cycle limit every CPU has run
     // every step that starts before it, so what they did ahead is final;
