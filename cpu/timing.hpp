@@ -133,11 +133,47 @@ inline constexpr uint64_t kJprobeRestoreCycles = 45;
 inline constexpr uint64_t kFetchArgCycles = 8;
 inline constexpr uint64_t kRecordEventCycles = 40;
 // Registration work charged to the calling CPU: decoding and copying the
-// instruction, allocating a slot, the hash insert (register), and writing
-// the breakpoint or the original bytes back (text_poke plus the sync_core
-// IPI round; stop_machine-based patching is modelled by a later issue).
+// instruction, allocating a slot, the hash insert (register).
 inline constexpr uint64_t kKprobeRegisterCycles = 2000;
+// One text_poke(): map the page through the poking mm, switch to it,
+// memcpy, switch back, unmap and flush the TLB entry (arch/x86/kernel/
+// alternative.c, __text_poke, about 800 instructions with the page-table
+// walk); RV64's patch_text_nosync (fixmap, copy, flush) is charged the
+// same. The synchronisation that follows (sync IPIs, stop_machine) is not
+// in it: kprobes/patching.cpp executes it on the CPUs concerned.
 inline constexpr uint64_t kTextPokeCycles = 800;
+// --- Text patching protocols (kprobes/patching.cpp, docs/PATCHING.md) -------
+// What each CPU executes is simulated step by step; these are the costs of
+// the steps, counted from the Linux code at this model's class rates.
+// text_mutex lock or unlock, uncontended (a cmpxchg and a branch).
+inline constexpr uint64_t kTextMutexCycles = 10;
+// Sending one IPI: smp_call_function's csd setup for one CPU (queue the
+// call, about 10 stores and an atomic) plus the doorbell store.
+inline constexpr uint64_t kIpiSendCycles = 20;
+// One iteration of a wait loop on another CPU's progress: cpu_relax()
+// (pause 1) plus a load and a taken branch, as kKprobeLockSpinCycles.
+inline constexpr uint64_t kPatchSpinCycles = 5;
+// An IPI handler's call-function work around the callback: dequeue the
+// csd, call it, release the csd lock (about 15 instructions and an atomic).
+inline constexpr uint64_t kIpiCallCycles = 20;
+// sync_core(): iret to self, the serialising instruction modern x86 uses
+// (a frame of 5 pushes and the iretq, class costs above).
+inline constexpr uint64_t kSyncCoreCycles = 12;
+// fence.i: the fence class cost.
+inline constexpr uint64_t kFenceICycles = 1;
+// stop_machine(): taking cpus_read_lock, filling the multi_stop_data and
+// queueing a cpu_stop_work for every CPU (per CPU: kIpiSendCycles more).
+inline constexpr uint64_t kStopMachineSetupCycles = 100;
+// The stopper thread running after the IPI that woke it: the scheduler's
+// switch into it and, at the end, back (a context switch each way, about
+// 100 instructions).
+inline constexpr uint64_t kStopperSwitchCycles = 100;
+// multi_cpu_stop(): one iteration of its loop (cpu_relax, READ_ONCE of the
+// state, compare), a state's action (local_irq_disable, or reading the
+// active mask), and ack_state()'s atomic_dec_and_test (atomic class).
+inline constexpr uint64_t kStopperPollCycles = 5;
+inline constexpr uint64_t kStopperStateCycles = 5;
+inline constexpr uint64_t kStopperAckCycles = 5;
 // Legacy locking (`--kprobes-locking spinlock`, docs/KPROBES.md): Linux
 // 2.6.9's one global kprobe_lock, taken by lock_kprobes() at the top of
 // kprobe_handler and released by unlock_kprobes() in post_kprobe_handler

@@ -23,6 +23,7 @@
 
 namespace ksim {
 class Bus;
+struct Accessor;
 class Cpu;
 struct Symbol;
 }  // namespace ksim
@@ -92,6 +93,9 @@ struct SavedFlags {
   uint64_t value = 0;
 };
 
+// A device store (address, size, value) made as a CPU; false if it faulted.
+using DeviceStore = std::function<bool(uint64_t addr, unsigned size, uint64_t value)>;
+
 class Arch {
  public:
   virtual ~Arch() = default;
@@ -122,6 +126,13 @@ class Arch {
   virtual bool is_breakpoint_trap(const TrapInfo& t) const = 0;
   // The single-step trap of classic x86 (#DB after a TF step).
   virtual bool is_single_step_trap(const TrapInfo& t) const = 0;
+  // Inter-processor interrupts for the patching protocols (kprobes/
+  // patching.*): the interrupt the guest kernel takes for an IPI, and
+  // raising it on `to` with the same doorbell the guest uses (the x86
+  // LAPIC's ICR with the guest's IPI vector; RV64's CLINT msip) through
+  // `store` (a device store as the sending CPU).
+  virtual bool is_ipi(const TrapInfo& t) const = 0;
+  virtual void send_ipi(const DeviceStore& store, int to) const = 0;
 
   // --- Hit processing -------------------------------------------------------
   // Masks interrupts on the CPU (and clears TF) for the engine's work,

@@ -53,11 +53,15 @@ Engine::Engine(Machine& m, StepMode mode)
   // At the head of the chain: breakpoints are ours before the guest's.
   hook_id_ = m.trap_hooks().add(-1000, [this](Cpu& c, const TrapInfo& t) { return on_trap(c, t); });
   m.set_host_agent(this);
+  patcher_ = std::make_unique<Patcher>(*this);
+  patcher_->set_mode(default_patching(m.config().isa));
+  patcher_->set_available(layout_.can_patch_by_protocol());
 }
 
 Engine::~Engine() {
   m_.trap_hooks().remove(hook_id_);
   m_.set_host_agent(nullptr);
+  patcher_->flush();
   // In address order: the disarm events must not depend on the hash
   // table's iteration order.
   std::vector<uint64_t> addrs;
@@ -104,7 +108,8 @@ GuestLayout Engine::find_layout() const {
   if (kt_end > kt_begin) g.blacklist.push_back({kt_begin, kt_end});
   if (g.slots_begin) g.blacklist.push_back({g.slots_begin, g.slots_end});
   // ksim_kernel_abi: magic, percpu_areas, sizeof(percpu), offsetof curr,
-  // offsetof name, offsetof tid, name length, reserved.
+  // offsetof name, offsetof tid, name length, offsetof ipi_pending (0 in
+  // images from before it).
   if (const Symbol* abi = syms.find("ksim_kernel_abi")) {
     uint64_t v[8] = {};
     if (bus_.read_bytes(abi->addr, v, sizeof v) && v[0] == 0x314942414d49534bull) {
@@ -115,8 +120,10 @@ GuestLayout Engine::find_layout() const {
       g.off_name = v[4];
       g.off_tid = v[5];
       g.name_len = std::min<uint64_t>(v[6], 64);
+      g.off_ipi_pending = v[7];
     }
   }
+  g.ipi_work = addr_of("ksim_kprobes_ipi");
   return g;
 }
 
@@ -186,25 +193,54 @@ bool Engine::read_original(uint64_t addr, uint8_t* out, size_t len) const {
   return true;
 }
 
+void Engine::write_point(ProbePoint& p, bool breakpoint, const Accessor& who) {
+  const uint8_t* from = breakpoint ? p.insn.orig : p.insn.bp;
+  const uint8_t* to = breakpoint ? p.insn.bp : p.insn.orig;
+  bus_.write_bytes(p.addr, to, p.insn.bp_len, who);
+  p.armed = breakpoint;
+  if (m_.events().empty()) return;
+  // The bytes replaced and written, little-endian (a breakpoint is 1-4 bytes).
+  uint64_t old_bytes = 0, new_bytes = 0;
+  std::memcpy(&old_bytes, from, std::min<size_t>(p.insn.bp_len, 8));
+  std::memcpy(&new_bytes, to, std::min<size_t>(p.insn.bp_len, 8));
+  emit(m_.cpu(who.cpu), p.addr, breakpoint ? "arm" : "disarm", old_bytes, new_bytes);
+}
+
 void Engine::arm(ProbePoint& p) {
   if (p.armed) return;
-  bus_.write_bytes(p.addr, p.insn.bp, p.insn.bp_len, as_caller());
-  p.armed = true;
+  write_point(p, true, as_caller());
   charge_caller(timing::kTextPokeCycles);
-  emit(m_.cpu(caller_cpu_), p.addr, "arm");
 }
 
 void Engine::disarm(ProbePoint& p) {
   if (!p.armed) return;
-  bus_.write_bytes(p.addr, p.insn.orig, p.insn.bp_len, as_caller());
-  p.armed = false;
+  write_point(p, false, as_caller());
   charge_caller(timing::kTextPokeCycles);
-  emit(m_.cpu(caller_cpu_), p.addr, "disarm");
+}
+
+void Engine::point_patched(ProbePoint& p) {
+  if (p.removed && !p.armed && !p.retired) retire(p);
+}
+
+// Out of the table; its slot goes back once no CPU can still be stepping
+// in it.
+void Engine::retire(ProbePoint& p) {
+  p.retired = true;
+  if (auto it = table_.find(p.addr); it != table_.end() && it->second.get() == &p) table_.erase(it);
+  if (p.slot) {
+    slots_.free(p.slot, cpus_);
+    reclaim_slots();  // at once if no CPU is inside the engine
+  }
 }
 
 // A point is armed when the engine is enabled and any of its probes is.
 void Engine::update_arming(ProbePoint& p) {
-  if (enabled_ && !p.all_disabled())
+  if (patcher_->deferring()) {
+    // During a run: the caller CPU patches through the protocol.
+    if (wants_breakpoint(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
+    return;
+  }
+  if (wants_breakpoint(p))
     arm(p);
   else
     disarm(p);
@@ -303,6 +339,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   std::shared_ptr<ProbePoint> point;
   if (auto it = table_.find(addr); it != table_.end()) {
     point = it->second;  // an aggregate: share the breakpoint and the slot
+    point->removed = false;  // (its last probe's removal was still being patched)
     if (rec->type == ProbeRec::Type::j)
       for (auto& r : point->probes)
         if (r->type == ProbeRec::Type::j)
@@ -341,8 +378,9 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   kp.hits = 0;
   kp.rec = rec.get();
   point->probes.push_back(std::move(rec));
-  update_arming(*point);
+  // Published, then armed (Linux: hlist_add_head_rcu, then arm_kprobe).
   emit(m_.cpu(caller_cpu_), addr, "register", point->probes.back()->id);
+  update_arming(*point);
   return 0;
 }
 
@@ -362,14 +400,17 @@ void Engine::remove_probe(ProbeRec& rec) {
     return;
   }
   // Last probe of the point: restore the text, unpublish, and give the
-  // slot back once no CPU can still be stepping in it.
-  disarm(*point);
+  // slot back once no CPU can still be stepping in it. During a run the
+  // point stays published until the protocol has restored the text (a CPU
+  // that hits the breakpoint meanwhile steps it with no handler, as Linux
+  // does with a disabled kprobe still in its hash table).
   point->removed = true;
-  table_.erase(point->addr);
-  if (point->slot) {
-    slots_.free(point->slot, cpus_);
-    reclaim_slots();  // at once if no CPU is inside the engine
+  if (patcher_->deferring()) {
+    patcher_->queue(point);
+    return;
   }
+  disarm(*point);
+  retire(*point);
 }
 
 int Engine::register_kprobe(Kprobe& kp) {

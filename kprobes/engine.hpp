@@ -29,6 +29,7 @@
 #include "kprobes/arch.hpp"
 #include "kprobes/ctlblk.hpp"
 #include "kprobes/kprobe.hpp"
+#include "kprobes/patching.hpp"
 #include "kprobes/slots.hpp"
 #include "sim/machine.hpp"
 
@@ -54,8 +55,10 @@ struct ProbePoint {
   uint64_t addr = 0;
   ProbeInsn insn;
   uint64_t slot = 0;   // 0 for emulated instructions
-  bool armed = false;
-  bool removed = false;  // unregistered (in-flight hits may still hold it)
+  bool armed = false;     // the breakpoint is in memory
+  bool removed = false;   // unregistered (in-flight hits may still hold it)
+  bool queued = false;    // a patching job will bring its text to what is wanted
+  bool retired = false;   // out of the table, its slot given back
   std::vector<std::shared_ptr<ProbeRec>> probes;
   bool all_disabled() const;
 };
@@ -69,10 +72,16 @@ struct GuestLayout {
   // ksim_kernel_abi (optional): for $comm and task identity.
   uint64_t percpu_areas = 0, percpu_size = 0, off_curr = 0, off_name = 0, off_tid = 0, name_len = 0;
   bool has_abi = false;
+  // Text patching protocols (kprobes/patching.hpp): the per-CPU IPI request
+  // word (ksim_kernel_abi) and the guest's ksim_kprobes_ipi landing point.
+  uint64_t off_ipi_pending = 0, ipi_work = 0;
+  bool can_patch_by_protocol() const { return has_abi && off_ipi_pending && ipi_work; }
 };
 
 struct EngineStats {
   uint64_t hits = 0, misses = 0, strays = 0, reentries = 0, returns = 0;
+  // Traps at a point with no enabled probe (its disarming under way).
+  uint64_t unhandled = 0;
   // --kprobes-locking spinlock: acquisitions of kprobe_lock, how many found
   // it held, and the cycles CPUs spent spinning on it.
   uint64_t lock_acquires = 0, lock_contended = 0, lock_spin_cycles = 0;
@@ -165,12 +174,40 @@ class Engine final : public HostAgent {
 
   Machine& machine() { return m_; }
 
+  // How arming and disarming reach the text during a run (kprobes/
+  // patching.hpp): an ISA's protocol, or instant. Probe operations
+  // (ProbeOpQueue, the debugger) bracket their calls with begin_op/end_op;
+  // calls outside an operation (before the run, tests) patch at once.
+  void set_patching(Patching p) { patcher_->set_mode(p); }
+  Patching patching() const { return patcher_->mode(); }
+  void begin_op(int caller) {
+    set_caller_cpu(caller);
+    patcher_->begin_op(caller_cpu_);
+  }
+  void end_op() { patcher_->end_op(); }
+  // Whether `cpu` can make a probe operation that patches by protocol (it
+  // is online: kprobes/patching.hpp); always true for instant patching.
+  bool caller_online(int cpu) const { return !patcher_->protocol() || patcher_->online(cpu); }
+  // The run is over: finish queued patching at once (the text ends as the
+  // probes' states say).
+  void finish_patching() { patcher_->flush(); }
+  const Patcher& patcher() const { return *patcher_; }
+
   // HostAgent: a parked CPU's next phase.
-  bool pending(int cpu) const override { return cpus_[static_cast<size_t>(cpu)].phase != Phase::none; }
+  bool pending(int cpu) const override {
+    return cpus_[static_cast<size_t>(cpu)].phase != Phase::none || patcher_->pending(cpu);
+  }
   void resume(Cpu& cpu) override;
 
  private:
   friend struct HitPath;
+  friend class Patcher;
+  // For the patcher: whether a point's breakpoint should be in memory;
+  // writing it (or the original bytes) as `who`; a point's text is final.
+  bool wants_breakpoint(const ProbePoint& p) const { return enabled_ && !p.removed && !p.all_disabled(); }
+  void write_point(ProbePoint& p, bool breakpoint, const Accessor& who);
+  void point_patched(ProbePoint& p);
+  void retire(ProbePoint& p);
   HookResult on_trap(Cpu& cpu, const TrapInfo& t);
 
   // The batch forms: all or none (a failure unregisters the ones already
@@ -261,6 +298,7 @@ class Engine final : public HostAgent {
   // inside probed functions (Linux's kprobe_flush_task()).
   int kretprobes_ = 0;
   std::unique_ptr<Kprobe> flush_probe_;
+  std::unique_ptr<Patcher> patcher_;
 };
 
 }  // namespace ksim::kprobes

@@ -18,10 +18,11 @@ HookResult Engine::stop(const std::string& why) {
 }
 
 HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
-  if (t.interrupt) return HookResult::pass;  // never while we own the CPU: masked
+  if (t.interrupt) return HookResult::pass;  // never while a hit owns the CPU: masked
   if (!graveyard_.empty()) graveyard_.clear();
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (arch_->is_breakpoint_trap(t)) {
+    if (t.pc == layout_.ipi_work && layout_.ipi_work) return patcher_->on_ipi_work(cpu);
     if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
       return on_step_end(cpu, cb);
     return on_breakpoint(cpu, cb, t);
@@ -144,6 +145,10 @@ void Engine::release_kprobe_lock(Cpu& cpu, CtlBlk& cb) {
 void Engine::resume(Cpu& cpu) {
   if (!graveyard_.empty()) graveyard_.clear();
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
+  if (cb.phase == Phase::none) {
+    patcher_->resume(cpu);
+    return;
+  }
   // Legacy locking: the hit's handler path starts by taking kprobe_lock;
   // while it is held elsewhere the phase stays pending (spinning).
   if (locking_ == Locking::spinlock && lock_owner_ != cpu.id() && cb.phase != Phase::none &&
@@ -284,6 +289,10 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
       break;
     }
   }
+  // A breakpoint still in memory while its point is being disarmed (every
+  // probe there disabled or removed, the protocol not done): stepped with
+  // no handler, as Linux does for a disabled kprobe still in its table.
+  if (handlers == 0) ++stats_.unhandled;
   const uint64_t cost = handlers * timing::kKprobeHandlerCycles;
   if (!redirected) {
     cpu.add_cycles(cost);

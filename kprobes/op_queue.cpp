@@ -6,6 +6,12 @@
 
 namespace ksim::kprobes {
 
+namespace {
+// How often an operation waiting for its caller CPU to come online looks
+// again (a polling step of the host, not a guest cost).
+constexpr uint64_t kOfflineRetryCycles = 1000;
+}  // namespace
+
 using events::ProbeOp;
 using events::ScriptError;
 
@@ -83,12 +89,23 @@ RunResult ProbeOpQueue::run(Machine& m) {
     lim.cycle = ops_[next_].cycle;
     RunResult r = m.run(lim);
     if (r.end != RunResult::End::paused) return r;
+    // A caller CPU still in early boot cannot make the call (in Linux no
+    // task runs on a CPU that is not online): the operation waits for it.
+    while (!eng_.caller_online(caller_)) {
+      lim.cycle += kOfflineRetryCycles;
+      r = m.run(lim);
+      if (r.end != RunResult::End::paused) return r;
+    }
     while (next_ < ops_.size() && ops_[next_].cycle <= lim.cycle) {
       perform(ops_[next_]);
       ++next_;
     }
   }
-  return m.run();
+  RunResult r = m.run();
+  // Patching still under way when the run ended is finished at once: the
+  // text ends as the probes' states say.
+  eng_.finish_patching();
+  return r;
 }
 
 void ProbeOpQueue::perform(const ProbeOp& op) {
@@ -98,7 +115,7 @@ void ProbeOpQueue::perform(const ProbeOp& op) {
   // to the operation's cycle first, so the work starts there.
   if (caller.idle()) caller.advance_idle(op.cycle);
   const uint64_t at = caller.cycle();
-  eng_.set_caller_cpu(caller_);
+  eng_.begin_op(caller_);
   Outcome& out = outcomes_[static_cast<size_t>(&op - ops_.data())];
   try {
     switch (op.kind) {
@@ -129,6 +146,7 @@ void ProbeOpQueue::perform(const ProbeOp& op) {
     out.failed = true;
     out.error = e.what();
   }
+  eng_.end_op();  // the caller CPU patches the text from here (kprobes/patching.hpp)
   out.performed = true;
   out.at = at;
   m.events().emit(Event{at, caller_, EventKind::probe_op, static_cast<uint64_t>(op.line), out.failed ? 1u : 0u,

@@ -14,9 +14,10 @@
 // EventKind::probe_op event (line, the cycle asked for, the text, whether
 // it failed) stamped with the caller's clock.
 //
-// perform() is the one seam a patching protocol replaces: today each
-// engine call takes effect at once; a protocol run over simulated time on
-// the caller CPU starts there.
+// The operation's bookkeeping (analysis, publishing, the probe's state) is
+// done at once; the text is then patched by the caller CPU over simulated
+// time through the engine's patching protocol (kprobes/patching.hpp),
+// which perform() starts.
 #pragma once
 #include <cstdint>
 #include <functional>

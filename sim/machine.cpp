@@ -297,6 +297,12 @@ void Machine::settle(int k) {
   if (running_ >= 0 && k != running_ && owners_->enabled() && owners_->ahead(k)) resolve(k, step_position(), running_);
 }
 
+bool Machine::host_device_store(const Accessor& who, uint64_t addr, unsigned size, uint64_t value) {
+  if (running_ >= 0 && owners_->enabled())
+    owners_->resolve_mask(running_, step_position(), bus_.cpus_affected(who, addr, size, true, value));
+  return bus_.store(who, addr, size, value) == AccessResult::ok;
+}
+
 uint64_t Machine::now() const {
   if (running_ >= 0) return cpus_[running_]->cycle();
   uint64_t t = 0;

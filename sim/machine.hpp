@@ -137,6 +137,10 @@ class Machine : private Resolver {
   // CPU (the kprobes engine reading the kprobe_lock holder's clock): if `k`
   // runs ahead, it is put back to where the running CPU's step began.
   void settle(int k);
+  // A store by host code to a device (the kprobes engine ringing an IPI
+  // doorbell on behalf of the running CPU): CPUs running ahead that the
+  // write affects are put back to this step first. False if it faulted.
+  bool host_device_store(const Accessor& who, uint64_t addr, unsigned size, uint64_t value);
   EventStream& events() { return events_; }
   PageOwners& page_owners() { return *owners_; }
   const AheadStats& ahead_stats() const { return ahead_stats_; }

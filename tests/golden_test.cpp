@@ -37,15 +37,15 @@ struct Golden {
 // clang-format off
 const Golden kTable[] = {
   {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2389369, 3221607, 0x5b2bc78bcbea6865ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9262312, 3301599, 0x70d093b9e6cba949ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9277365, 3377353, 0x2eae1c9497188382ull},
-  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9140180, 970023, 0xa06abfb0df93ef2bull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9304403, 3377671, 0x9c89becb2f55c013ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2188176, 2859329, 0x647c9fb31863ea6bull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8367074, 2908600, 0x0c36d07db4fcf2aeull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8370903, 2963026, 0x8273626c96d58a01ull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8259618, 890196, 0x7697fd2c1468342cull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2389369, 3221607, 0xb786bd1533c93758ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9258287, 3292500, 0x756b653fed5a6947ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9277753, 3356416, 0x866c7e37a942acb5ull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9139849, 970017, 0x055d3b0040e75cd1ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9294491, 3338882, 0xad54162417b2de4cull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2188176, 2859329, 0x57989bd90bec93c9ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8365807, 2899143, 0xb0069573068b7c59ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8375609, 2955796, 0xf060acd33da80d12ull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8260727, 890789, 0xc4da868d00cc24d4ull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

@@ -160,9 +160,17 @@ TEST_CASE("IPIs are sent and received between CPUs, as events", "[kernel]") {
   const std::string& con = m.console();
   std::smatch got;
   REQUIRE(std::regex_search(con, got, std::regex(R"(totals: .* (\d+) ipis received)")));
-  CHECK(c.received == std::stoi(got[1]));
+  // One IPI escapes the counts: when the last CPU to report is not CPU 0,
+  // it wakes CPU 0 after its own "done:" line (report_done in main.c), and
+  // CPU 0 takes it after its report too.
+  std::string last_done;
+  const std::regex done_re(R"(\[cpu (\d+)\] done:)");
+  for (std::sregex_iterator it(con.begin(), con.end(), done_re), end; it != end; ++it)
+    last_done = (*it)[1];
+  const int late = last_done == "0" ? 0 : 1;
+  CHECK(c.received == std::stoi(got[1]) + late);
   CHECK(c.received > 0);
-  CHECK(total(con, "ipis sent") == static_cast<uint64_t>(c.sent));
+  CHECK(total(con, "ipis sent") + late == static_cast<uint64_t>(c.sent));
 }
 
 TEST_CASE("Checkpoint and restore of the 4-CPU kernel reproduce the rest of the run exactly", "[kernel][checkpoint]") {

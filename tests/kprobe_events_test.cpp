@@ -37,6 +37,8 @@ class FetchOnlyArch : public Arch {
   unsigned breakpoint_bytes(uint8_t*) const override { return 0; }
   bool is_breakpoint_trap(const TrapInfo&) const override { return false; }
   bool is_single_step_trap(const TrapInfo&) const override { return false; }
+  bool is_ipi(const TrapInfo&) const override { return false; }
+  void send_ipi(const DeviceStore&, int) const override {}
   SavedFlags save_and_mask(Cpu&) const override { return {}; }
   void restore(Cpu&, const SavedFlags&) const override {}
   bool emulate(Cpu&, Bus&, const ProbeInsn&, SavedFlags&) const override { return false; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cpu/rv64/csr_numbers.hpp"
+#include "mem/memory_map.hpp"
 
 namespace ksim::kprobes {
 
@@ -54,6 +55,13 @@ unsigned Rv64Arch::breakpoint_bytes(uint8_t* out) const {
 
 bool Rv64Arch::is_breakpoint_trap(const TrapInfo& t) const {
   return !t.interrupt && t.cause == ksim::rv64::kBreakpoint;
+}
+
+// Machine software interrupt: the CLINT's msip, the kernel's IPI.
+bool Rv64Arch::is_ipi(const TrapInfo& t) const { return t.interrupt && t.cause == 3; }
+
+void Rv64Arch::send_ipi(const DeviceStore& store, int to) const {
+  store(memmap::kClintBase + memmap::kClintMsip + 4 * static_cast<uint64_t>(to), 4, 1);
 }
 
 }  // namespace rv64arch

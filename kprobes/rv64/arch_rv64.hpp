@@ -47,6 +47,8 @@ class Rv64Arch final : public Arch {
 
   bool is_breakpoint_trap(const TrapInfo& t) const override;
   bool is_single_step_trap(const TrapInfo&) const override { return false; }
+  bool is_ipi(const TrapInfo& t) const override;
+  void send_ipi(const DeviceStore& store, int to) const override;
 
   SavedFlags save_and_mask(Cpu& cpu) const override;
   void restore(Cpu& cpu, const SavedFlags& saved) const override;

@@ -4,6 +4,7 @@
 // x86 CPUs, so the Cpu& it passes is an X86Cpu.
 #include "kprobes/x86/arch_x86.hpp"
 
+#include "cpu/x86/lapic.hpp"
 #include "cpu/x86/x86_cpu.hpp"
 #include "kprobes/x86/probe_class.hpp"
 
@@ -36,6 +37,23 @@ unsigned X86Arch::breakpoint_bytes(uint8_t* out) const {
 
 bool X86Arch::is_breakpoint_trap(const TrapInfo& t) const { return !t.interrupt && t.cause == ksim::x86::kBP; }
 bool X86Arch::is_single_step_trap(const TrapInfo& t) const { return !t.interrupt && t.cause == ksim::x86::kDB; }
+
+// The mini kernel's one IPI vector (X86_IPI_VECTOR in workloads/kernel/
+// arch/x86/include/asm/x86.h); Linux has several (call-function,
+// reschedule), which share its entry path.
+namespace {
+constexpr uint64_t kGuestIpiVector = 0xfd;
+constexpr uint64_t kIcrLow = 0x300, kIcrHigh = 0x310;
+}  // namespace
+
+bool X86Arch::is_ipi(const TrapInfo& t) const { return t.interrupt && t.cause == kGuestIpiVector; }
+
+// Fixed delivery to one APIC id (= CPU number), as the kernel's
+// arch_send_ipi: ICR high (destination), then ICR low (the doorbell).
+void X86Arch::send_ipi(const DeviceStore& store, int to) const {
+  store(ksim::x86::kLapicBase + kIcrHigh, 4, static_cast<uint64_t>(to) << 24);
+  store(ksim::x86::kLapicBase + kIcrLow, 4, kGuestIpiVector);
+}
 
 // Linux's kprobe_old_flags: TF and IF as the guest had them; both clear
 // while the engine works (no interrupt, no stray #DB in a handler).

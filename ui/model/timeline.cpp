@@ -85,8 +85,11 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
       FsmNode next;
       const std::string& what = log.text(r);
       if (!fsm_after(what, l.state, l.saved, next)) {
-        // A probe operation charged to this CPU: a tick.
-        if (what == "register" || what == "unregister" || what == "arm" || what == "disarm")
+        // A probe operation charged to this CPU, or a step of a patching
+        // protocol it executes (kprobes/patching.hpp): a tick.
+        static const char* const kTicks[] = {"register", "unregister", "arm", "disarm", "patch-begin", "patch-done",
+                                             "sync-ack", "sync_core", "fence.i", "stop_machine", "stop_machine-done"};
+        if (std::any_of(std::begin(kTicks), std::end(kTicks), [&](const char* t) { return what == t; }))
           l.marks.push_back(Mark{r.cycle, i, r.kind});
         break;
       }

@@ -76,7 +76,13 @@ kprobes::SessionProbe* World::find_probe(const std::string& event) {
 std::string World::apply(const ProbeOp& op) {
   if (ended_) return "the run has ended: go back in time to change probes";
   ensure_engine();
-  engine_->set_caller_cpu(op.caller);
+  // As a --probe-script operation: the caller CPU patches through the
+  // protocol (kprobes/patching.hpp) from here.
+  engine_->begin_op(op.caller);
+  struct EndOp {
+    kprobes::Engine& e;
+    ~EndOp() { e.end_op(); }
+  } end_op{*engine_};
   try {
     switch (op.kind) {
       case ProbeOp::Kind::add: session_->add(op.arg); return "";

@@ -31,6 +31,9 @@ void ipi_interrupt(void) {
   pc->ipis_received++;
   int req = atomic_xchg(&pc->ipi_pending, 0);
   if (req & IPI_RESCHEDULE) pc->need_resched = 1;
+  /* Set by ksim's kprobes engine (never by the kernel) when it needs this
+   * CPU for a text patching step: the engine takes over at the call. */
+  if (req & IPI_KPROBES) ksim_kprobes_ipi();
   /* IPI_WAKEUP needs nothing more: the idle loop looks around after every
    * interrupt. */
 }

@@ -18,5 +18,5 @@ const struct ksim_kernel_abi ksim_kernel_abi __used = {
     .thread_name = __builtin_offsetof(struct thread, name),
     .thread_tid = __builtin_offsetof(struct thread, tid),
     .thread_name_size = sizeof(((struct thread *)0)->name),
-    .reserved = 0,
+    .percpu_ipi_pending = __builtin_offsetof(struct percpu, ipi_pending),
 };

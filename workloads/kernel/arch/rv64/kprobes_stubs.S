@@ -39,4 +39,19 @@ jprobe_return:
   .size jprobe_return, . - jprobe_return
   NOKPROBE jprobe_return
 
+  /* ksim_kprobes_ipi: the kernel's IPI handler calls it when a request
+   * carries IPI_KPROBES (kernel/irq.c), which only the engine sets: the
+   * engine catches the ebreak and does the work it asked this CPU for (a
+   * text patching protocol's step: kprobes/patching.hpp), then resumes at
+   * the `ret`. The IPI's whole guest path (entry, acknowledgement, request
+   * bits, exit) is the kernel's own. */
+  .balign 4
+  .globl ksim_kprobes_ipi
+  .type ksim_kprobes_ipi, @function
+ksim_kprobes_ipi:
+  ebreak
+  ret
+  .size ksim_kprobes_ipi, . - ksim_kprobes_ipi
+  NOKPROBE ksim_kprobes_ipi
+
   .option pop

@@ -37,4 +37,19 @@ jprobe_return:
   .size jprobe_return, . - jprobe_return
   NOKPROBE jprobe_return
 
+  /* ksim_kprobes_ipi: the kernel's IPI handler calls it when a request
+   * carries IPI_KPROBES (kernel/irq.c), which only the engine sets: the
+   * engine catches the int3 and does the work it asked this CPU for (a
+   * text patching protocol's step: kprobes/patching.hpp), then resumes at
+   * the `ret`. The IPI's whole guest path (entry, EOI, request bits, exit)
+   * is the kernel's own. */
+  .balign 16, 0xcc
+  .globl ksim_kprobes_ipi
+  .type ksim_kprobes_ipi, @function
+ksim_kprobes_ipi:
+  int3
+  ret
+  .size ksim_kprobes_ipi, . - ksim_kprobes_ipi
+  NOKPROBE ksim_kprobes_ipi
+
   .section .note.GNU-stack, "", @progbits

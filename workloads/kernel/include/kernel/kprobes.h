@@ -39,6 +39,10 @@ extern char __kprobe_slots_start[], __kprobe_slots_end[];
  * epilogue, no return value): everything the handler did before the call
  * (its log stores, jprobe_helper()) stays. */
 void kretprobe_trampoline(void);
+
+/* Where the kprobes engine does work it asked this CPU for with an
+ * IPI_KPROBES request (arch/<isa>/kprobes_stubs.S). */
+void ksim_kprobes_ipi(void);
 void jprobe_return(void) __noreturn;
 
 #endif

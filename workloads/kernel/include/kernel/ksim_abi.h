@@ -12,7 +12,11 @@
  * worker j of CPU c has tid 1 + c * CONFIG_THREADS_PER_CPU + j and name
  * "worker/<c>:<j>". curr is NULL until the CPU's per-CPU area is set up
  * (early boot) and changes only under the CPU's run-queue lock, at context
- * switches. A new layout gets a new magic (KSIMABI2, ...). */
+ * switches. The eighth word (0 in older images: absent) is where the
+ * engine sets IPI_KPROBES to ask a CPU for work (kprobes/patching.hpp):
+ *   *(uint32_t *)(percpu_areas + c * percpu_size + percpu_ipi_pending) |= IPI_KPROBES
+ * then rings CPU c's IPI doorbell. A new layout gets a new magic
+ * (KSIMABI2, ...). */
 #ifndef KERNEL_KSIM_ABI_H
 #define KERNEL_KSIM_ABI_H
 
@@ -26,7 +30,7 @@ struct ksim_kernel_abi {
   unsigned long thread_name;      /* offsetof(struct thread, name): char[] */
   unsigned long thread_tid;       /* offsetof(struct thread, tid): unsigned (32-bit) */
   unsigned long thread_name_size; /* sizeof(struct thread::name), NUL included */
-  unsigned long reserved;         /* 0 */
+  unsigned long percpu_ipi_pending; /* offsetof(struct percpu, ipi_pending): 32-bit IPI_* bits */
 };
 
 extern const struct ksim_kernel_abi ksim_kernel_abi;

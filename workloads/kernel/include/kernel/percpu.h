@@ -13,6 +13,7 @@
 /* Requests carried by an IPI (bits of percpu.ipi_pending). */
 #define IPI_RESCHEDULE 0x1 /* a thread of the target CPU was woken */
 #define IPI_WAKEUP 0x2     /* just leave the idle wait and look around */
+#define IPI_KPROBES 0x4    /* work for ksim's kprobes engine: set only by the host */
 
 struct run_queue {
   spinlock_t lock;          /* irqsave: the tick and remote wakeups take it */
