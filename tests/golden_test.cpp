@@ -37,15 +37,15 @@ struct Golden {
 // clang-format off
 const Golden kTable[] = {
   {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2389369, 3221607, 0xb786bd1533c93758ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9258287, 3292500, 0x756b653fed5a6947ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9277753, 3356416, 0x866c7e37a942acb5ull},
-  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9139849, 970017, 0x055d3b0040e75cd1ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9294491, 3338882, 0xad54162417b2de4cull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2188176, 2859329, 0x57989bd90bec93c9ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8365807, 2899143, 0xb0069573068b7c59ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8375609, 2955796, 0xf060acd33da80d12ull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8260727, 890789, 0xc4da868d00cc24d4ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2392108, 3231997, 0xedbaa6c14bc54275ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9281485, 3280513, 0x53cf0a6f8828104aull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9293267, 3365780, 0x34a1f4e24864e405ull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9162584, 971994, 0x4695afc8aa5f5fa1ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9302759, 3339721, 0xf07b927ac8d661ebull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2190248, 2859773, 0x8b9d5b840e4ffd0eull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8377552, 2910589, 0x70e9c55efa496af0ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8377122, 2973441, 0xe46a8c12c0d58b8bull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8287896, 891115, 0x2afcb4bcdcc61f5eull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

@@ -26,6 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script;
+  std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
@@ -73,6 +74,10 @@ int cmd_run(const std::vector<std::string>& args) {
        "how probe hits on different CPUs synchronise: rcu (per-CPU state, lock-free lookup; Linux since 2.6.13) "
        "or spinlock (one global kprobe_lock around every hit's handler path, as Linux 2.6.9; the 2006 paper's "
        "baseline)")
+      ("kprobes-patching", po::value(&kprobes_patching),
+       "how --probe-script operations reach the text while CPUs run (docs/PATCHING.md): text_poke (x86 default: "
+       "write, then sync IPIs), text_poke_smp (x86, 2010: stop_machine), patch_text (RV64 default: stop_machine, "
+       "fence.i) or instant (no protocol: every CPU sees the change at once)")
       ("quiet,q", "do not echo the guest console");
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim run [options]", opts, nullptr, vm)) return kOk;
@@ -95,6 +100,14 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
     throw UsageError{"--kprobes-locking must be rcu or spinlock"};
+  kprobes::Patching patching = kprobes::default_patching(isa);
+  if (!kprobes_patching.empty()) {
+    if (!kprobes::parse_patching(kprobes_patching, patching))
+      throw UsageError{"--kprobes-patching must be text_poke, text_poke_smp, patch_text or instant"};
+    if (!kprobes::patching_valid(patching, isa))
+      throw UsageError{std::string("--kprobes-patching ") + kprobes_patching + " is not a protocol of " +
+                       ksim::isa_name(isa) + " (x86: text_poke, text_poke_smp; RV64: patch_text; both: instant)"};
+  }
   const bool probing = !probe_specs.empty() || !probe_script.empty();
   if (probing && (vm.count("checkpoint-at") || !restore.empty()))
     throw UsageError{"--probe and --probe-script cannot be combined with checkpoints yet: they do not hold the probe "
@@ -169,6 +182,7 @@ int cmd_run(const std::vector<std::string>& args) {
     engine = std::make_unique<kprobes::Engine>(
         m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
     engine->set_locking(kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu);
+    engine->set_patching(patching);
     session = std::make_unique<kprobes::ProbeSession>(*engine, [&](const std::string& line) {
       if (!console_ends_with_newline) std::fputc('\n', stdout);
       std::fputs(line.c_str(), stdout);
@@ -277,6 +291,13 @@ int cmd_run(const std::vector<std::string>& args) {
         if (ops->outcomes()[i].failed)
           std::printf("  line %d at cycle %" PRIu64 ": %s\n", ops->ops()[i].line, ops->outcomes()[i].at,
                       ops->outcomes()[i].error.c_str());
+      const kprobes::Patcher::Totals& pt = engine->patcher().totals();
+      if (engine->patcher().protocol())
+        std::printf("patching: %s, %" PRIu64 " texts patched, %" PRIu64 " IPIs, %" PRIu64 " stop_machine, %" PRIu64
+                    " serialisations\n",
+                    kprobes::patching_name(engine->patching()), pt.jobs, pt.ipis, pt.stop_machines, pt.syncs);
+      else
+        std::printf("patching: instant\n");
     }
     if (vm.count("probes-list")) {
       std::printf("kprobes/list:\n");

@@ -23,7 +23,22 @@ void irq_exit(void) {
 }
 NOKPROBE_SYMBOL(irq_exit);
 
-void timer_interrupt(void) { sched_tick(); }
+/* A test hook, written only by the host (ksim's tests): the next timer
+ * interrupt on CPU c first spins for irqoff_spin_cycles[c] cycles with
+ * interrupts off, standing for a long irq-off section (a slow handler), so
+ * a test can show a stop_machine or a sync IPI waiting for that CPU. */
+unsigned long irqoff_spin_cycles[CONFIG_MAX_CPUS];
+
+void timer_interrupt(void) {
+  const unsigned cpu = this_cpu()->cpu;
+  const unsigned long n = READ_ONCE(irqoff_spin_cycles[cpu]);
+  if (unlikely(n)) {
+    WRITE_ONCE(irqoff_spin_cycles[cpu], 0);
+    const uint64_t t0 = arch_cycles();
+    while (arch_cycles() - t0 < n) arch_cpu_relax();
+  }
+  sched_tick();
+}
 NOKPROBE_SYMBOL(timer_interrupt);
 
 void ipi_interrupt(void) {
