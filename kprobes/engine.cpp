@@ -448,6 +448,42 @@ int Engine::enable_kprobe(Kprobe& kp) {
   return 0;
 }
 
+// --- Generic live patching ---------------------------------------------------------
+
+int Engine::text_poke_bp(uint64_t addr, const std::vector<uint8_t>& bytes, bool int3_protocol) {
+  error_.clear();
+  if (arch_->isa() != Isa::x86_64) return fail(kEOPNOTSUPP, "text_poke_bp is x86's (RV64 patches under stop_machine)");
+  const Symbol* func = m_.symbols().containing(addr);
+  if (!func) return fail(kEINVAL, hex(addr) + " is not in kernel text");
+  std::string why;
+  ProbeInsn old_insn, new_insn;
+  TextReader text = [this](uint64_t a, uint8_t* out, size_t n) { return read_original(a, out, n); };
+  if (int e = arch_->analyse(text, addr, func, StepMode::modern, old_insn, why); e < 0)
+    return fail(-e, m_.symbols().format(addr) + ": " + why);
+  // The new instruction, decoded where it will be.
+  TextReader patched = [&](uint64_t a, uint8_t* out, size_t n) {
+    if (!read_original(a, out, n)) return false;
+    for (size_t i = 0; i < n; ++i)
+      if (a + i >= addr && a + i < addr + bytes.size()) out[i] = bytes[a + i - addr];
+    return true;
+  };
+  if (int e = arch_->analyse(patched, addr, func, StepMode::modern, new_insn, why); e < 0)
+    return fail(-e, "the new instruction: " + why);
+  if (new_insn.len != bytes.size() || old_insn.len != bytes.size())
+    return fail(kEINVAL, "the new bytes must be one instruction of the old one's length (" +
+                             std::to_string(old_insn.len) + " bytes)");
+  const bool nop = new_insn.text.rfind("nop", 0) == 0;
+  if (new_insn.kind != ProbeInsn::Kind::emulate && !nop)
+    return fail(kEINVAL, "'" + new_insn.text + "': text_poke_bp's int3 handler emulates only jmp, call and nop");
+  if (patcher_->deferring()) {
+    patcher_->queue_bytes(addr, bytes, int3_protocol, std::make_shared<const ProbeInsn>(new_insn));
+    return 0;
+  }
+  bus_.write_bytes(addr, bytes.data(), bytes.size(), as_caller());
+  charge_caller(timing::kTextPokeCycles);
+  return 0;
+}
+
 // --- Listing --------------------------------------------------------------------
 
 std::string Engine::list() const {

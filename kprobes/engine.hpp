@@ -188,6 +188,14 @@ class Engine final : public HostAgent {
   // Whether `cpu` can make a probe operation that patches by protocol (it
   // is online: kprobes/patching.hpp); always true for instant patching.
   bool caller_online(int cpu) const { return !patcher_->protocol() || patcher_->online(cpu); }
+  // A generic live patch of one x86 instruction (not a probe): `bytes`, of
+  // the same length, over the instruction at `addr`. The new instruction
+  // must be one text_poke_bp's int3 handler can emulate (a jmp, a call or a
+  // nop). Inside a probe operation it is queued for the caller CPU: with
+  // `int3_protocol`, text_poke_bp; without it, one byte per step with no
+  // synchronisation (the torn write the protocol prevents). 0, or a
+  // negative Errno with last_error().
+  int text_poke_bp(uint64_t addr, const std::vector<uint8_t>& bytes, bool int3_protocol = true);
   // The run is over: finish queued patching at once (the text ends as the
   // probes' states say).
   void finish_patching() { patcher_->flush(); }

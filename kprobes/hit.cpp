@@ -23,6 +23,7 @@ HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (arch_->is_breakpoint_trap(t)) {
     if (t.pc == layout_.ipi_work && layout_.ipi_work) return patcher_->on_ipi_work(cpu);
+    if (patcher_->poke_handler(cpu, t)) return HookResult::handled;
     if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
       return on_step_end(cpu, cb);
     return on_breakpoint(cpu, cb, t);

@@ -60,7 +60,7 @@ const char* stop_state_name(StopState s) {
 Patcher::Patcher(Engine& e) : e_(e), cpus_(static_cast<size_t>(e.machine().cpu_count())) {}
 
 void Patcher::emit(const Cpu& cpu, const char* what, uint64_t b, uint64_t c) {
-  const uint64_t addr = jobs_.empty() ? 0 : jobs_.front().point->addr;
+  const uint64_t addr = jobs_.empty() ? 0 : jobs_.front().addr;
   e_.emit(cpu, addr, what, b, c);
 }
 
@@ -95,7 +95,19 @@ void Patcher::end_op() {
 void Patcher::queue(const std::shared_ptr<ProbePoint>& p) {
   if (p->queued) return;  // its job patches to whatever is wanted when it runs
   p->queued = true;
-  jobs_.push_back(Job{p, op_caller_});
+  jobs_.push_back(Job{p, op_caller_, p->addr});
+  op_queued_ = true;
+}
+
+void Patcher::queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_protocol,
+                          std::shared_ptr<const ProbeInsn> emulate) {
+  Job j;
+  j.cpu = op_caller_;
+  j.addr = addr;
+  j.kind = int3_protocol ? JobKind::bp : JobKind::bytewise;
+  j.bytes = std::move(bytes);
+  j.emulate = std::move(emulate);
+  jobs_.push_back(std::move(j));
   op_queued_ = true;
 }
 
@@ -103,6 +115,11 @@ void Patcher::flush(bool charge) {
   while (!jobs_.empty()) {
     Job j = jobs_.front();
     jobs_.pop_front();
+    if (j.kind != JobKind::point) {  // the new bytes, at once
+      e_.machine().bus().write_bytes(j.addr, j.bytes.data(), j.bytes.size(),
+                                     Accessor{j.cpu, e_.machine().cpu(j.cpu).cycle()});
+      continue;
+    }
     j.point->queued = false;
     ProbePoint& p = *j.point;
     const bool want = e_.wants_breakpoint(p);
@@ -118,6 +135,7 @@ void Patcher::flush(bool charge) {
   for (PerCpu& pc : cpus_) pc = PerCpu{};
   step_ = Step::start;
   ms_ = StopData{};
+  poke_addr_ = 0;
 }
 
 // Online, as the kernel's cpu_online_mask: the CPU has its per-CPU area
@@ -163,7 +181,7 @@ HookResult Patcher::on_ipi_work(Cpu& cpu) {
     sync_self(cpu);
     ++acks_;
     acks_at_ = std::max(acks_at_, cpu.cycle());
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().point->addr, "sync-ack");
+    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "sync-ack");
   }
   if (pc.doing == Doing::none) {
     if (pc.want_stop) {
@@ -210,20 +228,74 @@ void Patcher::resume(Cpu& cpu) {
   }
 }
 
+// --- text_poke_bp's int3 handler (poke_int3_handler) ----------------------------------
+
+bool Patcher::poke_handler(Cpu& cpu, const TrapInfo& t) {
+  if (!poke_addr_ || t.pc != poke_addr_) return false;
+  // A CPU reached the temporary int3: it executes the new instruction by
+  // emulation and goes on after it, as Linux's int3_emulate_*.
+  const ProbeInsn& pi = *poke_insn_;
+  cpu.add_cycles(timing::kKprobeTrapCycles + timing::kKprobeEmulateCycles);
+  e_.emit(cpu, poke_addr_, "poke-int3");
+  if (pi.kind == ProbeInsn::Kind::emulate) {
+    SavedFlags f = e_.arch().save_and_mask(cpu);
+    cpu.set_pc(poke_addr_);
+    e_.arch().emulate(cpu, e_.machine().bus(), pi, f);
+    e_.arch().restore(cpu, f);
+  } else {
+    cpu.set_pc(poke_addr_ + pi.len);  // a nop
+  }
+  return true;
+}
+
 // --- The caller's job --------------------------------------------------------------
 
 void Patcher::sync_self(Cpu& cpu) {
   ++totals_.syncs;
   if (e_.arch().isa() == Isa::x86_64) {
     cpu.add_cycles(timing::kSyncCoreCycles);
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().point->addr, "sync_core");
+    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "sync_core");
   } else {
     cpu.add_cycles(timing::kFenceICycles);
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().point->addr, "fence.i");
+    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "fence.i");
   }
 }
 
+void Patcher::write_bytes(Cpu& cpu, uint64_t addr, const uint8_t* b, size_t n) {
+  std::vector<uint8_t> old(n);
+  Bus& bus = e_.machine().bus();
+  bus.read_bytes(addr, old.data(), n);
+  bus.write_bytes(addr, b, n, Accessor{cpu.id(), cpu.cycle()});
+  uint64_t o = 0, w = 0;
+  std::memcpy(&o, old.data(), std::min<size_t>(n, 8));
+  std::memcpy(&w, b, std::min<size_t>(n, 8));
+  e_.emit(cpu, addr, "text-write", o, w);
+  cpu.add_cycles(timing::kTextPokeCycles);
+}
+
 void Patcher::write_text(Cpu& cpu) {
+  Job& j = jobs_.front();
+  if (j.kind == JobKind::bp) {
+    // text_poke_bp's three writes (arch/x86/kernel/alternative.c): an int3
+    // over the first byte, the tail, then the new first byte.
+    uint8_t bp[4];
+    e_.arch().breakpoint_bytes(bp);
+    if (j.phase == 0) {
+      poke_addr_ = j.addr;
+      poke_insn_ = j.emulate;
+      write_bytes(cpu, j.addr, bp, 1);
+    } else if (j.phase == 1) {
+      if (j.bytes.size() > 1) write_bytes(cpu, j.addr + 1, j.bytes.data() + 1, j.bytes.size() - 1);
+    } else {
+      write_bytes(cpu, j.addr, j.bytes.data(), 1);
+      poke_addr_ = 0;  // no int3 left: the handler's work is over
+    }
+    return;
+  }
+  if (j.kind == JobKind::bytewise) {  // one store, as a plain memcpy does
+    write_bytes(cpu, j.addr + j.phase, j.bytes.data() + j.phase, 1);
+    return;
+  }
   ProbePoint& p = *jobs_.front().point;
   const bool want = e_.wants_breakpoint(p);
   if (want != p.armed) e_.write_point(p, want, Accessor{cpu.id(), cpu.cycle()});
@@ -232,6 +304,14 @@ void Patcher::write_text(Cpu& cpu) {
 
 void Patcher::finish_job(Cpu& cpu) {
   Job j = jobs_.front();
+  if (j.kind != JobKind::point) {
+    ++totals_.jobs;
+    totals_.last_job_cycles = cpu.cycle() - job_start_;
+    emit(cpu, "patch-done", 2, totals_.last_job_cycles);
+    jobs_.pop_front();
+    step_ = Step::start;
+    return;
+  }
   ProbePoint& p = *j.point;
   ++totals_.jobs;
   totals_.last_job_cycles = cpu.cycle() - job_start_;
@@ -264,8 +344,19 @@ bool Patcher::step_job(Cpu& cpu) {
         }
         return false;
       }
-      ProbePoint& p = *jobs_.front().point;
       job_start_ = cpu.cycle();
+      if (jobs_.front().kind == JobKind::bp) {
+        emit(cpu, "patch-begin", 2, static_cast<uint64_t>(mode_));
+        cpu.add_cycles(timing::kTextMutexCycles);
+        step_ = Step::poke;
+        return true;
+      }
+      if (jobs_.front().kind == JobKind::bytewise) {
+        emit(cpu, "patch-begin", 3, static_cast<uint64_t>(mode_));
+        step_ = Step::bytes;
+        return true;
+      }
+      ProbePoint& p = *jobs_.front().point;
       if (e_.wants_breakpoint(p) == p.armed) {  // nothing left to change
         jobs_.front().point->queued = false;
         Job j = jobs_.front();
@@ -295,8 +386,21 @@ bool Patcher::step_job(Cpu& cpu) {
       step_ = Step::sync_wait;
       return true;
     }
+    case Step::bytes: {
+      // No protocol: the bytes go in one store at a time, with scheduling
+      // points between them (the broken way to patch live code).
+      Job& j = jobs_.front();
+      write_text(cpu);
+      if (++j.phase == static_cast<int>(j.bytes.size())) finish_job(cpu);
+      return true;
+    }
     case Step::sync_wait:
       if (acks_ == acks_needed_ && acks_at_ <= cpu.cycle()) {
+        if (jobs_.front().kind == JobKind::bp && jobs_.front().phase < 2) {
+          ++jobs_.front().phase;  // the next of text_poke_bp's writes, then its sync
+          step_ = Step::poke;
+          return true;
+        }
         cpu.add_cycles(timing::kTextMutexCycles);
         finish_job(cpu);
         return true;

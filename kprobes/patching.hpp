@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "cpu/isa.hpp"
+#include "kprobes/arch.hpp"
 #include "cpu/trap_hooks.hpp"
 
 namespace ksim {
@@ -87,6 +88,15 @@ class Patcher {
   // without it, patching is instant.
   void set_available(bool a) { available_ = a; }
   void queue(const std::shared_ptr<ProbePoint>& p);
+  // A generic patch of live code (x86): `bytes` over the instruction at
+  // `addr`. With the int3 protocol (text_poke_bp): int3 on the first byte,
+  // sync, the tail, sync, the first byte, sync; a CPU that reaches the
+  // int3 meanwhile executes `emulate` (the new instruction) instead.
+  // Without it: one byte per step, no synchronisation (torn writes).
+  void queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_protocol,
+                   std::shared_ptr<const ProbeInsn> emulate);
+  // text_poke_bp's int3 handler: true if the trap is its int3 (handled).
+  bool poke_handler(Cpu& cpu, const TrapInfo& t);
   // Finishes every queued job at once (the run is over): the text ends as
   // the probes' states say, and no CPU is left mid-protocol. `charge`: each
   // write costs its CPU a text poke, as instant patching does.
@@ -112,7 +122,7 @@ class Patcher {
  private:
   enum class Doing : uint8_t { none, job, sync, stopper };
   // What the caller's job does next.
-  enum class Step : uint8_t { start, poke, sync_wait, stop_setup, stop, done };
+  enum class Step : uint8_t { start, poke, sync_wait, stop_setup, stop, done, bytes };
   struct PerCpu {
     bool want_job = false, want_sync = false, want_stop = false;  // IPIs sent, not yet taken
     Doing doing = Doing::none;
@@ -120,9 +130,15 @@ class Patcher {
     bool fn_arrived = false;           // in the RUN state's callback
     bool fn_done = false;
   };
+  enum class JobKind : uint8_t { point, bp, bytewise };
   struct Job {
-    std::shared_ptr<ProbePoint> point;
+    std::shared_ptr<ProbePoint> point;  // JobKind::point
     int cpu = 0;
+    uint64_t addr = 0;
+    JobKind kind = JobKind::point;
+    std::vector<uint8_t> bytes;                 // bp, bytewise: the new bytes
+    std::shared_ptr<const ProbeInsn> emulate;   // bp: the new instruction
+    int phase = 0;                              // bp: the write (0..2); bytewise: the byte
   };
   // Shared stop_machine data (struct multi_stop_data plus the callback's).
   struct StopData {
@@ -142,6 +158,7 @@ class Patcher {
   bool stopper_run(Cpu& cpu, PerCpu& pc);  // the RUN state's callback; true when done
   void ack_state(Cpu& cpu);
   void write_text(Cpu& cpu);    // the job's poke
+  void write_bytes(Cpu& cpu, uint64_t addr, const uint8_t* b, size_t n);
   void sync_self(Cpu& cpu);     // sync_core (x86) / fence.i (RV64) on this CPU
   void send_ipi(Cpu& from, int to);
   void finish_job(Cpu& cpu);
@@ -163,6 +180,9 @@ class Patcher {
   uint64_t acks_at_ = 0;  // when the last acknowledgement is visible
   StopData ms_;
   Totals totals_;
+  // text_poke_bp in progress: where its int3 is, and what to emulate there.
+  uint64_t poke_addr_ = 0;
+  std::shared_ptr<const ProbeInsn> poke_insn_;
 };
 
 }  // namespace ksim::kprobes

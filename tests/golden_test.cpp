@@ -42,10 +42,10 @@ const Golden kTable[] = {
   {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9293267, 3365780, 0x34a1f4e24864e405ull},
   {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9162584, 971994, 0x4695afc8aa5f5fa1ull},
   {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9302759, 3339721, 0xf07b927ac8d661ebull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2190248, 2859773, 0x8b9d5b840e4ffd0eull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8377552, 2910589, 0x70e9c55efa496af0ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8377122, 2973441, 0xe46a8c12c0d58b8bull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8287896, 891115, 0x2afcb4bcdcc61f5eull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2190590, 2859839, 0xc6f1e2d788755840ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8385219, 2907606, 0xf1d405b51ad91cc2ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8381585, 2955013, 0x76eca841682bb6bfull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8283536, 893317, 0x31a2005240902e92ull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

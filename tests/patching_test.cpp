@@ -291,3 +291,80 @@ TEST_CASE("protocol runs are the reference schedule's, for every protocol", "[kp
       CHECK(run(false) == run(true));
     }
 }
+
+namespace {
+
+// Every fetch at the patch site, by what it executed: the old nop, the
+// int3 (text_poke_bp's), the new jmp, or anything else (a torn mix).
+struct SiteFetches : EventObserver {
+  uint64_t site = 0;
+  uint64_t old_insn = 0, new_insn = 0;  // little-endian, 5 bytes
+  uint64_t olds = 0, int3s = 0, news = 0, torn = 0, pokes = 0;
+  bool wants_insns() const override { return true; }
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::probe && e.text == "poke-int3") ++pokes;
+    if (e.kind != EventKind::insn || e.a != site) return;
+    const uint64_t five = e.b & 0xff'ffff'ffffull;
+    if ((e.b & 0xff) == 0xcc)
+      ++int3s;
+    else if (five == old_insn)
+      ++olds;
+    else if (five == new_insn)
+      ++news;
+    else
+      ++torn;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("text_poke_bp turns a live 5-byte nop into a jmp: no CPU fetches a torn instruction, a CPU at the "
+          "temporary int3 executes the new jmp by emulation",
+          "[kprobes][patching]") {
+  for (int cpus : {1, 4, 16}) {
+    KprobeRig rig(kernel_image(Isa::x86_64), cpus, 9);
+    SiteFetches f;
+    f.site = rig.sym("ksim_patch_site");
+    const uint64_t alt = rig.sym("ksim_patch_alt");
+    REQUIRE(f.site);
+    REQUIRE(alt);
+    const int32_t rel = static_cast<int32_t>(alt - (f.site + 5));
+    const std::vector<uint8_t> jmp = {0xe9, static_cast<uint8_t>(rel), static_cast<uint8_t>(rel >> 8),
+                                      static_cast<uint8_t>(rel >> 16), static_cast<uint8_t>(rel >> 24)};
+    f.old_insn = 0x00'441f0full;
+    for (int i = 4; i >= 0; --i) f.new_insn = f.new_insn << 8 | jmp[static_cast<size_t>(i)];
+    rig.m.events().add(&f);
+    Protocol proto;
+    rig.m.events().add(&proto);
+    RunLimits lim;
+    lim.cycle = 400'000;
+    REQUIRE(rig.m.run(lim).end == RunResult::End::paused);
+    rig.eng->begin_op(0);
+    REQUIRE(rig.eng->text_poke_bp(f.site, jmp) == 0);
+    rig.eng->end_op();
+    RunResult r = rig.m.run();
+    INFO("cpus " << cpus << ": " << r.reason << " olds " << f.olds << " int3s " << f.int3s << " news " << f.news
+                 << " pokes " << f.pokes);
+    REQUIRE(rig.passed(r));
+    CHECK(f.torn == 0);
+    CHECK(f.olds > 0);
+    CHECK(f.news > 0);
+    CHECK(f.int3s == f.pokes);  // every int3 reached went to the handler
+    // The three writes, each followed by a sync on every other online CPU.
+    const auto job = proto.job(0);
+    CHECK(count(job, "sync_core") == 3u * static_cast<uint64_t>(cpus));
+    // Every call that took the new path: the jmp, or its emulation at the int3.
+    const uint64_t calls = rig.read<uint64_t>(rig.sym("ksim_patch_alt_calls"));
+    CHECK(calls == f.news + f.pokes);
+    uint8_t now[5];
+    rig.m.bus().read_bytes(f.site, now, 5);
+    CHECK(std::vector<uint8_t>(now, now + 5) == jmp);
+  }
+  // Refusals: not an instruction the handler emulates, a length mismatch.
+  KprobeRig rig(kernel_image(Isa::x86_64), 1);
+  const uint64_t site = rig.sym("ksim_patch_site");
+  CHECK(rig.eng->text_poke_bp(site, {0x48, 0x89, 0xc0, 0x90, 0x90}) < 0);  // mov rax, rax; nop; nop
+  CHECK(rig.eng->text_poke_bp(site, {0x90}) < 0);
+  KprobeRig rv(kernel_image(Isa::rv64), 1);
+  CHECK(rv.eng->text_poke_bp(rv.sym("do_fork"), {0x13, 0, 0, 0}) < 0);
+}

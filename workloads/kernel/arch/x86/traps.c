@@ -21,6 +21,7 @@ void x86_idt_init(void);
 void x86_handle_trap(struct trap_frame *tf);
 __noreturn void x86_thread_returned(void);
 void x86_lapic_eoi(void); /* setup.c */
+void ksim_patch_site(void); /* patch_site.S: live-patched by tests */
 void arch_panic_poweroff(int code);
 
 /* 64-bit interrupt gate (type 0xE: IF cleared on entry), present, DPL 0.
@@ -83,8 +84,12 @@ void x86_handle_trap(struct trap_frame *tf) {
      * after the EOI, so none is lost. */
     irq_enter();
     x86_lapic_eoi();
-    if (v == X86_TIMER_VECTOR) timer_interrupt();
-    else ipi_interrupt();
+    if (v == X86_TIMER_VECTOR) {
+      ksim_patch_site();
+      timer_interrupt();
+    } else {
+      ipi_interrupt();
+    }
     irq_exit();
     return;
   }
