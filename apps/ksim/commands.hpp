@@ -17,6 +17,7 @@ enum Exit : int {
   kGuestCrash = 4,   // unhandled trap loop, panic, deadlock
   kCycleLimit = 5,   // --max-cycles reached
   kEngineStop = 6,   // the probe engine stopped the run (a kretprobe BUG, a looping pre_handler, ...)
+  kRaceViolated = 6, // `ksim race run`: the scenario's invariant was violated
 };
 
 // Thrown for command-line mistakes; main() prints it with a usage hint.
@@ -26,6 +27,7 @@ struct UsageError {
 
 int cmd_run(const std::vector<std::string>& args);
 int cmd_disasm(const std::vector<std::string>& args);
+int cmd_race(const std::vector<std::string>& args);
 
 Isa parse_isa(const std::string& s);
 // The image named by --elf, or else the built-in image named by `image`

@@ -14,10 +14,12 @@ const char* kUsageText =
     "commands:\n"
     "  run      run a guest (default: the built-in guest) and print a summary\n"
     "  disasm   disassemble a guest image, whole or by symbol\n"
+    "  race     run a race scenario by seed, correct or broken (`ksim race list`)\n"
     "\n"
     "`ksim <command> --help` describes a command's options.\n"
     "exit status: 0 guest passed, 1 guest failed, 2 usage error, 3 bad input file,\n"
-    "             4 guest crash, 5 cycle limit reached, 6 stopped by the probe engine\n";
+    "             4 guest crash, 5 cycle limit reached, 6 stopped by the probe engine\n"
+    "             (ksim race run: 6 the race's invariant was violated)\n";
 
 }  // namespace
 
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "run") return cmd_run(args);
     if (cmd == "disasm") return cmd_disasm(args);
+    if (cmd == "race") return cmd_race(args);
     std::fprintf(stderr, "ksim: unknown command '%s'\n\n%s", cmd.c_str(), kUsageText);
     return Exit::kUsage;
   } catch (const UsageError& e) {

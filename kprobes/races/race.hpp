@@ -1,0 +1,44 @@
+// Race scenarios (`ksim race`): small runs built on the probe engine and
+// the patching protocols, each in two variants. `correct` has every
+// protection Linux has; `broken` removes one. An invariant, checked by an
+// observer of the event stream (it sees every fetch, store and trap),
+// says whether the race happened. A seed picks the timing (when the
+// operations come, and the machine's seeded latencies), so a violation is
+// reproduced exactly by its seed.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cpu/isa.hpp"
+#include "sim/elf/elf_image.hpp"
+#include "sim/machine.hpp"
+
+namespace ksim::race {
+
+struct Options {
+  Isa isa = Isa::x86_64;
+  int cpus = 4;
+  uint64_t seed = 1;
+  bool broken = false;
+};
+
+struct Outcome {
+  bool violated = false;
+  uint64_t cycle = 0;     // of the violation
+  std::string violation;  // what broke: cycle, CPUs, addresses
+  RunResult run;          // how the run ended
+  std::string notes;      // what the run did (one line each)
+};
+
+struct Scenario {
+  const char* name;
+  const char* what;  // one line for `ksim race list`
+  bool x86, rv64;    // the ISAs it exists on
+  Outcome (*run)(const ElfImage& kernel, const Options& o);
+};
+
+const std::vector<Scenario>& scenarios();
+const Scenario* find(const std::string& name);
+
+}  // namespace ksim::race
