@@ -166,6 +166,17 @@ class Engine final : public HostAgent {
   // Whose cycles registration work costs (the CPU "calling" the API).
   void set_caller_cpu(int cpu) { caller_cpu_ = cpu >= 0 && cpu < m_.cpu_count() ? cpu : 0; }
 
+  // Broken on purpose, for `ksim race sail-past` only: x86 classic mode
+  // steps the probed instruction where it is (original bytes back, TF
+  // step, breakpoint again) instead of out of line, as the first
+  // uniprocessor kprobes did. Returns false where it cannot (not x86
+  // classic).
+  bool set_step_in_place(bool on) {
+    if (on && (arch_->isa() != Isa::x86_64 || mode_ != StepMode::classic)) return false;
+    step_in_place_ = on;
+    return true;
+  }
+
   // Set before the run (the lock is part of the hit path's state).
   void set_locking(Locking l) { locking_ = l; }
   Locking locking() const { return locking_; }
@@ -295,6 +306,8 @@ class Engine final : public HostAgent {
   // which a free lock can be seen free (its release, on the releasing CPU's
   // clock, which may be ahead of the CPU that looks).
   Locking locking_ = Locking::rcu;
+  bool step_in_place_ = false;
+  uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }
   int lock_owner_ = -1;
   uint64_t lock_free_at_ = 0;
   EngineStats stats_;

@@ -24,12 +24,12 @@ HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
   if (arch_->is_breakpoint_trap(t)) {
     if (t.pc == layout_.ipi_work && layout_.ipi_work) return patcher_->on_ipi_work(cpu);
     if (patcher_->poke_handler(cpu, t)) return HookResult::handled;
-    if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
+    if (stepping(cb.status) && cb.current && arch_->is_step_end(cpu, t, cb.current->insn, step_base(*cb.current)))
       return on_step_end(cpu, cb);
     return on_breakpoint(cpu, cb, t);
   }
   if (arch_->is_single_step_trap(t) && stepping(cb.status) && cb.current &&
-      arch_->is_step_end(cpu, t, cb.current->insn, cb.current->slot))
+      arch_->is_step_end(cpu, t, cb.current->insn, step_base(*cb.current)))
     return on_step_end(cpu, cb);
   if (cb.status != KStatus::idle) return on_fault(cpu, cb, t);
   return HookResult::pass;
@@ -172,6 +172,19 @@ HookResult Engine::on_breakpoint(Cpu& cpu, CtlBlk& cb, const TrapInfo& t) {
   if (cb.pass_once_at == addr) {  // a breakpoint that is not ours: the guest's
     cb.pass_once_at = ~uint64_t{0};
     return HookResult::pass;
+  }
+  if (step_in_place_ && stepping(cb.status) && cb.current && cb.current->addr == addr) {
+    // Stepping in place, this CPU met the breakpoint another CPU put back
+    // over the instruction it was about to step: a miss, and the step
+    // again (the uniprocessor design has no better answer).
+    for (auto& r : cb.current->probes)
+      if (r->user) ++r->user->nmissed;
+    ++stats_.misses;
+    write_point(*cb.current, false, Accessor{cpu.id(), cpu.cycle()});
+    arch_->begin_step(cpu, cb.current->insn, addr);
+    emit(cpu, addr, "step-in-place");
+    cpu.add_cycles(timing::kKprobeTrapCycles + timing::kKprobeStepSetupCycles);
+    return HookResult::handled;
   }
   enter(cb);
   cb.trap_addr = addr;
@@ -337,14 +350,21 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
     do_post(cpu, cb);
     return;
   }
-  arch_->begin_step(cpu, p.insn, p.slot);
-  emit(cpu, p.addr, status_name(cb.status), p.slot);
+  if (step_in_place_) {
+    // The broken way (ksim race sail-past): put the original instruction
+    // back and step it where it is; another CPU may run it meanwhile.
+    write_point(p, false, Accessor{cpu.id(), cpu.cycle()});
+    emit(cpu, p.addr, "step-in-place");
+  }
+  arch_->begin_step(cpu, p.insn, step_base(p));
+  emit(cpu, p.addr, status_name(cb.status), step_base(p));
   cpu.add_cycles(timing::kKprobeStepSetupCycles);
 }
 
 HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
   ProbePoint& p = *cb.current;
-  arch_->finish_step(cpu, bus_, p.insn, p.slot, cb.flags);
+  arch_->finish_step(cpu, bus_, p.insn, step_base(p), cb.flags);
+  if (step_in_place_ && wants_breakpoint(p)) write_point(p, true, Accessor{cpu.id(), cpu.cycle()});  // re-arm
   cb.resume_pc = cpu.pc();
   emit(cpu, p.addr, "step-done", cb.resume_pc);
   cpu.add_cycles(timing::kKprobeStepEndCycles);

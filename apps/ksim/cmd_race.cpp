@@ -21,7 +21,7 @@ int race_list() {
 }
 
 int race_run(const std::vector<std::string>& args) {
-  std::string name, variant, isa_text;
+  std::string name, variant, isa_text, trace;
   int cpus = 4;
   U64 seed_opt{1};
   po::options_description opts("ksim race run NAME options");
@@ -29,7 +29,8 @@ int race_run(const std::vector<std::string>& args) {
       ("variant", po::value(&variant), "correct (every protection) or broken (one removed)")
       ("seed", po::value(&seed_opt)->default_value(U64{1}), "picks the timing; the same seed gives the same run")
       ("isa", po::value(&isa_text), "x86 or rv64 (default: the scenario's first)")
-      ("cpus", po::value(&cpus)->default_value(4), "number of CPUs (2-64)");
+      ("cpus", po::value(&cpus)->default_value(4), "number of CPUs (2-64)")
+      ("trace", po::value(&trace), "write every event, instructions included, to FILE (JSON Lines)");
   po::positional_options_description pos;
   pos.add("name", 1);
   opts.add_options()("name", po::value(&name), "the scenario (see `ksim race list`)");
@@ -49,6 +50,7 @@ int race_run(const std::vector<std::string>& args) {
   o.cpus = cpus;
   o.seed = seed_opt.v;
   o.broken = variant == "broken";
+  o.trace = trace;
   const ElfImage kernel = load_image("", kDefaultImage, o.isa);
   race::Outcome out = s->run(kernel, o);
   std::printf("race: %s, variant %s, %s, %d cpus, seed %llu\n", name.c_str(), variant.c_str(), isa_name(o.isa),

@@ -7,6 +7,7 @@
 // reproduced exactly by its seed.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,11 @@ struct Options {
   int cpus = 4;
   uint64_t seed = 1;
   bool broken = false;
+  std::string trace;  // a --trace file (JSON Lines, with instructions), or empty
 };
+
+// Attaches the --trace writer, if asked, to a scenario's machine.
+std::unique_ptr<EventObserver> attach_trace(Machine& m, const Options& o);
 
 struct Outcome {
   bool violated = false;

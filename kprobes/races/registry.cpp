@@ -1,18 +1,32 @@
 // The list of race scenarios (`ksim race list`).
 #include "kprobes/races/race.hpp"
 
+#include "sim/trace_writer.hpp"
+
 namespace ksim::race {
 
 Outcome torn_write(const ElfImage& kernel, const Options& o);
+Outcome sail_past(const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {
+      {"sail-past",
+       "a kprobe on the kernel's hottest function stepped out of line (correct) or in place with the original "
+       "byte back (broken); every execution of the probed instruction must be a hit or counted in nmissed",
+       true, false, sail_past},
       {"torn-write",
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",
        true, false, torn_write},
   };
   return list;
+}
+
+std::unique_ptr<EventObserver> attach_trace(Machine& m, const Options& o) {
+  if (o.trace.empty()) return nullptr;
+  auto w = std::make_unique<TraceWriter>(o.trace, true, &m.symbols());
+  m.events().add(w.get());
+  return w;
 }
 
 const Scenario* find(const std::string& name) {

@@ -43,6 +43,7 @@ Outcome run_torn_write(const ElfImage& kernel, const Options& o) {
   cfg.seed = o.seed;
   Machine m(cfg);
   m.load(kernel);
+  auto trace = attach_trace(m, o);
   kprobes::Engine eng(m);
   Outcome out;
   const Symbol* site = m.symbols().find("ksim_patch_site");
