@@ -228,7 +228,10 @@ void Engine::retire(ProbePoint& p) {
   p.retired = true;
   if (auto it = table_.find(p.addr); it != table_.end() && it->second.get() == &p) table_.erase(it);
   if (p.slot) {
-    slots_.free(p.slot, cpus_);
+    // Broken on purpose (ksim race slot-reuse): no grace period, as if no
+    // CPU could be stepping in the slot.
+    static const std::vector<CtlBlk> kNobody;
+    slots_.free(p.slot, slot_grace_ ? cpus_ : kNobody);
     reclaim_slots();  // at once if no CPU is inside the engine
   }
 }
@@ -335,7 +338,13 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   uint64_t addr = 0;
   const Symbol* func = nullptr;
   if (int e = locate(kp, rec->type == ProbeRec::Type::r, addr, func)) return e;
-  charge_caller(timing::kKprobeRegisterCycles);
+  // The work is charged when it is done: its effects (slot, table, the
+  // instant write of a breakpoint) are stamped at the caller's clock now,
+  // where other CPUs can already see them.
+  struct Charge {
+    Engine& e;
+    ~Charge() { e.charge_caller(timing::kKprobeRegisterCycles); }
+  } charge{*this};
   std::shared_ptr<ProbePoint> point;
   if (auto it = table_.find(addr); it != table_.end()) {
     point = it->second;  // an aggregate: share the breakpoint and the slot
@@ -367,6 +376,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
       std::memcpy(cell.data(), point->insn.slot_bytes, point->insn.slot_len);
       bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
       point->slot = slot;
+      emit(m_.cpu(caller_cpu_), addr, "slot-write", slot);
     }
     table_[addr] = point;
   }
@@ -523,7 +533,10 @@ size_t Engine::reclaim_slots() {
   // Written on behalf of the caller CPU (registration) or of the CPU whose
   // leaving the engine ended the grace period.
   const Accessor who = reclaim_cpu_ >= 0 ? Accessor{reclaim_cpu_, m_.cpu(reclaim_cpu_).cycle()} : as_caller();
-  for (uint64_t s : freed) bus_.write_bytes(s, cell.data(), cell.size(), who);
+  for (uint64_t s : freed) {
+    bus_.write_bytes(s, cell.data(), cell.size(), who);
+    emit(m_.cpu(who.cpu), s, "slot-free", s);
+  }
   return freed.size();
 }
 

@@ -177,6 +177,11 @@ class Engine final : public HostAgent {
     return true;
   }
 
+  // Broken on purpose, for `ksim race slot-reuse` only: a freed slot is
+  // reusable at once, without waiting until every CPU that was inside the
+  // engine has left it.
+  void set_slot_grace(bool on) { slot_grace_ = on; }
+
   // Set before the run (the lock is part of the hit path's state).
   void set_locking(Locking l) { locking_ = l; }
   Locking locking() const { return locking_; }
@@ -307,6 +312,7 @@ class Engine final : public HostAgent {
   // clock, which may be ahead of the CPU that looks).
   Locking locking_ = Locking::rcu;
   bool step_in_place_ = false;
+  bool slot_grace_ = true;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }
   int lock_owner_ = -1;
   uint64_t lock_free_at_ = 0;

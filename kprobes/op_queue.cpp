@@ -83,8 +83,10 @@ void ProbeOpQueue::add_action(const std::string& event, const std::string& actio
   actions_.emplace_back(event, action);
 }
 
-RunResult ProbeOpQueue::run(Machine& m) {
-  while (next_ < ops_.size()) {
+RunResult ProbeOpQueue::run(Machine& m) { return run_until(m, ~uint64_t{0}); }
+
+RunResult ProbeOpQueue::run_until(Machine& m, uint64_t until) {
+  while (next_ < ops_.size() && ops_[next_].cycle < until) {
     RunLimits lim;
     lim.cycle = ops_[next_].cycle;
     RunResult r = m.run(lim);
@@ -96,15 +98,26 @@ RunResult ProbeOpQueue::run(Machine& m) {
       r = m.run(lim);
       if (r.end != RunResult::End::paused) return r;
     }
+    // Operations due now, in order; each one once the machine has reached
+    // the caller's clock (the previous one's work moved it on), so what an
+    // operation changes is seen from its own cycle on, not earlier.
     while (next_ < ops_.size() && ops_[next_].cycle <= lim.cycle) {
+      const uint64_t caller_at = m.cpu(caller_).cycle();
+      if (caller_at > lim.cycle && !m.cpu(caller_).idle()) {
+        lim.cycle = caller_at;
+        r = m.run(lim);
+        if (r.end != RunResult::End::paused) return r;
+      }
       perform(ops_[next_]);
       ++next_;
     }
   }
-  RunResult r = m.run();
+  RunLimits end;
+  end.cycle = until;
+  RunResult r = m.run(end);
   // Patching still under way when the run ended is finished at once: the
   // text ends as the probes' states say.
-  eng_.finish_patching();
+  if (r.end != RunResult::End::paused) eng_.finish_patching();
   return r;
 }
 

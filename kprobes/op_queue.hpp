@@ -60,6 +60,8 @@ class ProbeOpQueue {
   // reaches its cycle. Operations past the end of the run are not
   // performed.
   RunResult run(Machine& m);
+  // The same, pausing at `until` (operations after it are not performed).
+  RunResult run_until(Machine& m, uint64_t until);
 
   // Performs `op` now on the caller CPU (the machine paused at op.cycle).
   void perform(const events::ProbeOp& op);

@@ -70,6 +70,7 @@ void Patcher::begin_op(int caller) {
   if (op_depth_++ == 0) {
     op_caller_ = caller;
     op_queued_ = false;
+    op_online_ = protocol() && online(caller);
   }
 }
 
@@ -78,13 +79,6 @@ void Patcher::end_op() {
   op_queued_ = false;
   // The caller takes its jobs at its next interrupt: a self-IPI (unless it
   // is already working through the queue, or asked).
-  // A caller not online yet (the machine has not booted that far: an
-  // operation made before the run) cannot run the protocol, and no other
-  // CPU runs kernel text yet: the text is patched at once.
-  if (!online(op_caller_)) {
-    flush(true);
-    return;
-  }
   PerCpu& pc = cpus_[static_cast<size_t>(op_caller_)];
   if (pc.doing == Doing::job || pc.want_job || jobs_.front().cpu != op_caller_) return;
   pc.want_job = true;

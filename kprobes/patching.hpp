@@ -81,7 +81,10 @@ class Patcher {
   void begin_op(int caller);
   void end_op();
   bool protocol() const { return mode_ != Patching::instant && available_; }
-  bool deferring() const { return op_depth_ > 0 && protocol(); }
+  // A caller not online yet (an operation before the kernel is up, or made
+  // by hand before the run) cannot run a protocol; nor does any other CPU
+  // run kernel text yet: its operation patches at once.
+  bool deferring() const { return op_depth_ > 0 && protocol() && op_online_; }
   // Online, as the kernel's cpu_online_mask (its per-CPU area is set up).
   bool online(int k) const;
   // The guest has what the protocols need (GuestLayout::can_patch_by_protocol);
@@ -169,6 +172,7 @@ class Patcher {
   bool available_ = false;
   int op_depth_ = 0;
   int op_caller_ = 0;
+  bool op_online_ = false;
   bool op_queued_ = false;
   std::deque<Job> jobs_;
   std::vector<PerCpu> cpus_;

@@ -7,6 +7,7 @@ namespace ksim::race {
 
 Outcome torn_write(const ElfImage& kernel, const Options& o);
 Outcome sail_past(const ElfImage& kernel, const Options& o);
+Outcome slot_reuse(const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {
@@ -14,6 +15,10 @@ const std::vector<Scenario>& scenarios() {
        "a kprobe on the kernel's hottest function stepped out of line (correct) or in place with the original "
        "byte back (broken); every execution of the probed instruction must be a hit or counted in nmissed",
        true, false, sail_past},
+      {"slot-reuse",
+       "probes removed and defined again while CPUs step in their slots: a freed slot waits for its grace "
+       "period (correct) or is reused at once (broken); no slot may change under a CPU stepping in it",
+       true, true, slot_reuse},
       {"torn-write",
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",
