@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "cpu/code_pages.hpp"
+#include "cpu/code_view.hpp"
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
@@ -93,7 +94,7 @@ class DecodeCacheX86;
 class X86Cpu final : public Cpu {
  public:
   X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
-         const Perturbation& perturb, PageOwners& owners);
+         const Perturbation& perturb, PageOwners& owners, CodeViews& views);
 
   // Cpu interface.
   Isa isa() const override { return Isa::x86_64; }
@@ -117,6 +118,11 @@ class X86Cpu final : public Cpu {
   void advance_idle(uint64_t to_cycle) override { if (to_cycle > s.cycle) s.cycle = to_cycle; }
   void interrupts_changed() override { stop_ = 0; }
   void request_stop() override { stop_requested_ = true; stop_ = 0; }
+  // What every serialising event of the model does (serialize_code() and
+  // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
+  void serialize_code() override { views_.serialize(id_, s.cycle); }
+  size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
+  bool code_view_stale() const override { return views_.stale(id_); }
 
   State s;
 
@@ -360,6 +366,8 @@ class X86Cpu final : public Cpu {
   static constexpr uint64_t kCodePage = 4096;
   void materialise_slow();
   const Insn& fetch(uint64_t rip);
+  // fetch() for a CPU with a stale view: the instruction its view holds.
+  const Insn& fetch_stale(uint64_t rip);
   const Fast* fast_slow(uint64_t rip);
   CodePage* code_page(uint64_t base);
   bool check_interrupts();
@@ -398,6 +406,8 @@ class X86Cpu final : public Cpu {
   uint64_t ram_base_, ram_size_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
+  CodeViews& views_;
+  Insn stale_insn_{};  // what fetch_stale() decoded from the stale view
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
@@ -438,9 +448,13 @@ class X86Cpu final : public Cpu {
 class DecodeCacheX86 {
  public:
   static constexpr unsigned kPageBytes = CodePage::kBytes;
-  explicit DecodeCacheX86(Bus& bus);
+  // `views`: the relaxed code model's stale views, told of new code pages.
+  explicit DecodeCacheX86(Bus& bus, CodeViews* views = nullptr);
   // The entries of the RAM page at `page_base` (created on demand).
   CodePage* page(uint64_t page_base);
+  // Marks the page of `addr` as holding code without creating entries (a
+  // page an instruction reaches into).
+  void watch_page(uint64_t addr) { pages_.watch(addr & ~uint64_t{kPageBytes - 1}); }
   void invalidate(uint64_t addr, uint64_t size);
   void flush();
 
