@@ -77,8 +77,10 @@ void CodeViews::store_piece(const Accessor& who, uint64_t addr, unsigned len) {
   // debugger), above.
   if (!changed) return;
   ++stores_recorded_;
-  for (size_t c = 0; c < views_.size(); ++c)
-    if (!storer_sees_own_ || static_cast<int>(c) != who.cpu) add(static_cast<int>(c), r);
+  for (size_t c = 0; c < views_.size(); ++c) {
+    const int cpu = static_cast<int>(c);
+    if ((!storer_sees_own_ || cpu != who.cpu) && (!has_run || has_run(cpu))) add(cpu, r);
+  }
 }
 
 void CodeViews::add(int cpu, const StaleRange& r) {

@@ -80,6 +80,11 @@ class CodeViews {
   // A CPU's view gained its first range: it must leave its fast path (the
   // platform ends its slice).
   std::function<void(int cpu)> on_stale;
+  // Whether the CPU has fetched anything since reset: one that has not
+  // holds no copy of any code, so stores before its first instruction
+  // (a probe registered before the run) are simply there when it starts.
+  // Unset: every CPU has.
+  std::function<bool(int cpu)> has_run;
   // Events (sim/events.hpp: stale_fetch, code_sync); unset, nothing is built.
   std::function<void(int cpu, uint64_t cycle, uint64_t addr, const StaleRange&)> on_stale_fetch;
   std::function<void(int cpu, uint64_t cycle, uint64_t ranges)> on_sync;

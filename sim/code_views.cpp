@@ -5,6 +5,7 @@ namespace ksim {
 
 void Platform::connect_code_views(Machine& m, CodeViews& v) {
   v.on_stale = [&m](int cpu) { m.cpu(cpu).interrupts_changed(); };
+  v.has_run = [&m](int cpu) { return m.cpu(cpu).steps() > 0; };
   v.on_stale_fetch = [&m](int cpu, uint64_t cycle, uint64_t addr, const StaleRange& r) {
     if (m.events().empty()) return;
     m.events().emit(Event{cycle, cpu, EventKind::stale_fetch, addr, r.store_cycle,

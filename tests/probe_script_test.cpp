@@ -60,8 +60,9 @@ struct ScriptRig {
   KprobeRig rig;
   ProbeSession session;
   std::unique_ptr<ProbeOpQueue> ops;
-  ScriptRig(Isa isa, int cpus, const std::string& script, int caller, uint64_t seed = 0)
-      : rig(kernel_image(isa), cpus, seed), session(*rig.eng, nullptr) {
+  ScriptRig(Isa isa, int cpus, const std::string& script, int caller, uint64_t seed = 0,
+            CodeModel model = CodeModel::relaxed)
+      : rig(kernel_image(isa), cpus, seed, kprobes::StepMode::modern, 1, false, model), session(*rig.eng, nullptr) {
     ops = std::make_unique<ProbeOpQueue>(session, events::parse_probe_script(script, "test.probes", rig.eng->arch()),
                                          caller, "test.probes");
     ops->check();
@@ -125,8 +126,11 @@ TEST_CASE("probe script: hits between a registration and a removal equal the exe
   const int cpus = GENERATE(1, 4);
   const uint64_t seed = GENERATE(0, 5);  // with and without seeded latencies
   const uint64_t from = 400'000, to = 1'500'000;
-  // On 4 CPUs the operations are performed by CPU 3.
-  ScriptRig s(isa, cpus, "@400000 p:pf do_fork\n@1500000 -:pf\n", cpus - 1, seed);
+  // On 4 CPUs the operations are performed by CPU 3. Strict code model:
+  // every execution in the window is a hit only if every CPU sees the
+  // breakpoint at once (under the relaxed model a CPU may run the original
+  // instruction until it synchronises; code_model_test.cpp).
+  ScriptRig s(isa, cpus, "@400000 p:pf do_fork\n@1500000 -:pf\n", cpus - 1, seed, CodeModel::strict);
   ExecutionCounter count;
   count.addr = s.rig.sym("do_fork");
   count.from = from;
