@@ -72,10 +72,10 @@ void CodeViews::store_piece(const Accessor& who, uint64_t addr, unsigned len) {
     if (std::erase_if(v.ranges, [&](const StaleRange& s) { return s.addr < addr + len && addr < s.addr + s.len; }))
       recompute(v);
   }
-  // Rewriting code with the same bytes leaves nobody a stale view; nor do
-  // taking back a run-ahead's bytes and writes by no CPU (a loader, a
-  // debugger), above.
-  if (!changed) return;
+  // Rewriting code with the same bytes leaves nobody a stale view, nor do
+  // bytes nobody fetched as code (data beside code) and, above, taking
+  // back a run-ahead's bytes and writes by no CPU (a loader, a debugger).
+  if (!changed || (decoded && !decoded(addr, len))) return;
   ++stores_recorded_;
   for (size_t c = 0; c < views_.size(); ++c) {
     const int cpu = static_cast<int>(c);

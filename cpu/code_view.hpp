@@ -80,6 +80,12 @@ class CodeViews {
   // A CPU's view gained its first range: it must leave its fast path (the
   // platform ends its slice).
   std::function<void(int cpu)> on_stale;
+  // Whether some CPU has fetched [addr, addr+len) as code since it was last
+  // written (the shared decode cache holds an instruction over it), asked
+  // before the cache forgets it. Only such bytes can be in anyone's
+  // prefetched copy: data that shares a page with code never makes a CPU
+  // stale. Unset: every byte may have been.
+  std::function<bool(uint64_t addr, unsigned len)> decoded;
   // Whether the CPU has fetched anything since reset: one that has not
   // holds no copy of any code, so stores before its first instruction
   // (a probe registered before the run) are simply there when it starts.

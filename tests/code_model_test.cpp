@@ -400,7 +400,7 @@ TEST_CASE("code model: serialize_code(), fetch_view() and code_view_stale() as d
   }
 }
 
-TEST_CASE("code model: the same bytes rewritten, a loader's write or a write by no CPU leave no stale view",
+TEST_CASE("code model: the same bytes rewritten, data beside code, or a write by no CPU leave no stale view",
           "[code_model]") {
   const Isa isa = GENERATE(Isa::x86_64, Isa::rv64);
   Rig r(isa, CodeModel::relaxed);
@@ -411,6 +411,22 @@ TEST_CASE("code model: the same bytes rewritten, a loader's write or a write by 
   REQUIRE(r.m.bus().read_bytes(fn, b, 4));
   r.m.bus().write_bytes(fn, b, 4, Accessor{0, r.m.cpu(0).cycle()});  // the same bytes
   CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  // Bytes of the code page nobody has executed (data beside code): no CPU
+  // can have fetched them, on either ISA.
+  const uint64_t data = r.base + kFn + 0x800;
+  const uint64_t v = 0x1234'5678'9abc'def0ull;
+  r.m.bus().write_bytes(data, &v, 8, Accessor{0, r.m.cpu(0).cycle()});
+  CHECK_FALSE(r.m.cpu(0).code_view_stale());
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  // The same store over executed bytes does make CPU 1 stale (once CPU 1
+  // has fetched fn again: the write of the same bytes dropped its decoded
+  // entries, and bytes nobody fetched since their last write are in no
+  // one's copy).
+  r.run_to(2'000);
+  r.m.bus().write_bytes(fn, &v, 4, Accessor{0, r.m.cpu(0).cycle()});
+  CHECK(r.m.cpu(1).code_view_stale());
+  r.m.cpu(0).serialize_code();
+  r.m.cpu(1).serialize_code();
   const uint8_t nops[4] = {0x13, 0x00, 0x00, 0x00};
   r.m.bus().write_bytes(fn, nops, 4);  // no CPU (Accessor -1): visible to all
   CHECK_FALSE(r.m.cpu(0).code_view_stale());
