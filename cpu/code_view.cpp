@@ -23,8 +23,16 @@ void CodeViews::watch(uint64_t addr) {
 }
 
 uint8_t* CodeViews::copy_of(uint64_t addr) {
-  auto it = pages_.find(addr & ~(kPageSize - 1));
-  return it == pages_.end() ? nullptr : it->second.get() + (addr & (kPageSize - 1));
+  // Stores into code come in runs on one page (a guest's data beside its
+  // code, the kprobes engine's writes): remember the last page found.
+  const uint64_t base = addr & ~(kPageSize - 1);
+  if (base != last_base_) {
+    auto it = pages_.find(base);
+    if (it == pages_.end()) return nullptr;
+    last_base_ = base;
+    last_copy_ = it->second.get();
+  }
+  return last_copy_ + (addr & (kPageSize - 1));
 }
 
 void CodeViews::resync() {

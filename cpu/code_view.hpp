@@ -119,6 +119,8 @@ class CodeViews {
   bool storer_sees_own_;
   std::vector<View> views_;
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+  uint64_t last_base_ = ~uint64_t{0};  // copy_of()'s last page
+  uint8_t* last_copy_ = nullptr;
   uint64_t stores_recorded_ = 0;
 };
 

@@ -13,9 +13,11 @@
 
 #include "cpu/timing.hpp"
 #include "mem/memory_map.hpp"
+#include "sim/checkpoint.hpp"
 #include "sim/events.hpp"
 #include "sim/machine.hpp"
 #include "support/kprobe_rig.hpp"
+#include "support/ksim_cli.hpp"
 #include "support/rv64_asm.hpp"
 
 using namespace ksim;
@@ -438,19 +440,56 @@ TEST_CASE("code model: a stale view is machine state: running ahead and the refe
           "[code_model][run_ahead]") {
   const Isa isa = GENERATE(Isa::x86_64, Isa::rv64);
   INFO(isa_name(isa));
-  auto observe = [&](bool reference) {
-    Rig r(isa, CodeModel::relaxed, reference);
-    load(r);
-    r.run_to(20'000);
-    r.flag();
-    r.run_to(30'000);
+  // What the guest and the events say after CPU 1 served a stale view for
+  // a while and then synchronised.
+  auto outcome = [](Rig& r) {
     std::vector<uint64_t> out;
     for (uint64_t off : {kT + 8, kT + 16, kLast + 8, kLast + 16, kOwn, kOwn + 8, kOwn + 16}) out.push_back(r.q(off));
     for (const Event& e : r.ev.stale) out.insert(out.end(), {e.cycle, static_cast<uint64_t>(e.cpu), e.a, e.b});
     for (const Event& e : r.ev.sync) out.insert(out.end(), {e.cycle, static_cast<uint64_t>(e.cpu), e.a});
     return out;
   };
-  CHECK(observe(false) == observe(true));
+  std::vector<uint64_t> seen[2];
+  std::vector<uint8_t> ckpt;
+  for (int reference = 0; reference < 2; ++reference) {
+    Rig r(isa, CodeModel::relaxed, reference);
+    load(r);
+    r.run_to(20'000);
+    REQUIRE(r.m.cpu(1).code_view_stale());
+    if (!reference) ckpt = save_checkpoint(r.m);
+    r.flag();
+    r.run_to(30'000);
+    seen[reference] = outcome(r);
+  }
+  CHECK(seen[0] == seen[1]);
+  // Restored mid-view: CPU 1 is still stale and goes on as the original.
+  Rig back(isa, CodeModel::relaxed);
+  restore_checkpoint(back.m, ckpt);
+  CHECK(back.m.cpu(1).code_view_stale());
+  CHECK(back.count(2) == 0);
+  back.flag();
+  back.run_to(30'000);
+  // The events before the checkpoint went to the first rig's observer.
+  std::vector<uint64_t> tail = outcome(back);
+  CHECK(std::vector<uint64_t>(seen[0].begin(), seen[0].begin() + 7) == std::vector<uint64_t>(tail.begin(), tail.begin() + 7));
+  REQUIRE(back.ev.sync.size() == 1);
+  CHECK(back.ev.sync[0].cpu == 1);
+  // A strict machine refuses the relaxed checkpoint.
+  Rig strict(isa, CodeModel::strict);
+  CHECK_THROWS(restore_checkpoint(strict.m, ckpt));
+}
+
+TEST_CASE("code model: ksim run --code-model", "[code_model][cli]") {
+  // No store into code in the default run: both models give the same run.
+  const test::ProcessResult relaxed = test::run_ksim({"run", "-q", "--cpus", "2"});
+  const test::ProcessResult strict = test::run_ksim({"run", "-q", "--cpus", "2", "--code-model", "strict"});
+  REQUIRE(relaxed.status == 0);
+  REQUIRE(strict.status == 0);
+  auto hash = [](const std::string& out) { return out.substr(out.rfind("trace-hash: ")); };
+  CHECK(hash(relaxed.out) == hash(strict.out));
+  const test::ProcessResult bad = test::run_ksim({"run", "--code-model", "sloppy"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--code-model must be relaxed or strict") != std::string::npos);
 }
 
 TEST_CASE("code model: the guest kernels keep their checks with probes armed and removed mid-run", "[code_model][kprobes]") {
