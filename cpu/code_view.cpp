@@ -6,7 +6,11 @@
 namespace ksim {
 
 CodeViews::CodeViews(Bus& bus, int cpus, CodeModel model, bool storer_sees_own)
-    : bus_(bus), model_(model), storer_sees_own_(storer_sees_own), views_(static_cast<size_t>(cpus)) {
+    : bus_(bus),
+      model_(model),
+      storer_sees_own_(storer_sees_own),
+      views_(static_cast<size_t>(cpus)),
+      stale_(std::make_unique<uint8_t[]>(static_cast<size_t>(cpus))) {
   // Strict: nobody ever sees old code, so nothing is copied or listened to.
   if (model_ == CodeModel::relaxed)
     bus_.on_store_to_flagged(kPageHasCode,
@@ -96,13 +100,14 @@ void CodeViews::add(int cpu, const StaleRange& r) {
   const bool was_stale = !v.ranges.empty();
   if (v.ranges.size() >= timing::kStaleCodeMaxStores) v.ranges.erase(v.ranges.begin());
   v.ranges.push_back(r);
-  v.min_expiry = std::min(v.min_expiry, r.expiry());
+  recompute(v);
   if (!was_stale && on_stale) on_stale(cpu);
 }
 
 void CodeViews::recompute(View& v) {
   v.min_expiry = ~uint64_t{0};
   for (const StaleRange& r : v.ranges) v.min_expiry = std::min(v.min_expiry, r.expiry());
+  stale_[static_cast<size_t>(&v - views_.data())] = !v.ranges.empty();
 }
 
 void CodeViews::drop_expired(View& v, uint64_t cycle) {

@@ -55,7 +55,10 @@ class CodeViews {
 
   // Whether `cpu` has any stale range (the cores test this where they
   // already leave their fast paths).
-  bool stale(int cpu) const { return !views_[static_cast<size_t>(cpu)].ranges.empty(); }
+  bool stale(int cpu) const { return stale_[static_cast<size_t>(cpu)]; }
+  // The same as one byte a core keeps a pointer to: its per-step test is
+  // one load (stepping and the reference schedule test it every step).
+  const uint8_t* stale_flag(int cpu) const { return &stale_[static_cast<size_t>(cpu)]; }
   // Drops the ranges of `cpu` that have expired at `cycle`; true when its
   // view is still stale.
   bool expire(int cpu, uint64_t cycle) {
@@ -111,13 +114,15 @@ class CodeViews {
   void store_piece(const Accessor& who, uint64_t addr, unsigned len);
   void add(int cpu, const StaleRange& r);
   void drop_expired(View& v, uint64_t cycle);
-  static void recompute(View& v);
+  // After any change to v's ranges: its earliest expiry and stale flag.
+  void recompute(View& v);
   uint8_t* copy_of(uint64_t addr);
 
   Bus& bus_;
   CodeModel model_;
   bool storer_sees_own_;
   std::vector<View> views_;
+  std::unique_ptr<uint8_t[]> stale_;  // per CPU: its view is not empty
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
   uint64_t last_base_ = ~uint64_t{0};  // copy_of()'s last page
   uint8_t* last_copy_ = nullptr;

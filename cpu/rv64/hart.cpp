@@ -40,6 +40,7 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       page_flags_(bus.ram().flag_table()),
       owners_(owners),
       views_(views),
+      stale_(views.stale_flag(id)),
       perturb_(perturb) {
   grants_.load(owners_, id_);
   ctl_.next_stall = stalls::first(perturb_, id_, s.cycle);
@@ -134,9 +135,10 @@ FastFn Hart::unfused(const Insn& in) {
 
 // One instruction at a time with the state always current: used when
 // every instruction is observed (tracing).
-void Hart::loop_precise() {
+template <bool Stale>
+void Hart::loop_precise_as() {
   while (s.cycle < stop_) {
-    const Insn& in = views_.stale(id_) ? fetch_stale(s.pc) : fetch(s.pc);
+    const Insn& in = Stale ? fetch_stale(s.pc) : fetch(s.pc);
     if (trace_insns_ && on_insn) {
       // Observers see the decoded instruction, not the decode-me stub.
       if (in.exec == &exec_decode) decode_into(const_cast<Insn&>(in), s.pc);
@@ -191,7 +193,7 @@ void Hart::begin_slice() {
 
 void Hart::run_pass() {
   // A hart with a stale view of code fetches through its view: precise.
-  if ((trace_insns_ && on_insn) || views_.stale(id_))
+  if ((trace_insns_ && on_insn) || *stale_)
     loop_precise();
   else
     loop_fast();

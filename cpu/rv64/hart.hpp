@@ -260,7 +260,13 @@ class Hart final : public Cpu {
 
  private:
   void loop_fast();
-  void loop_precise();
+  // The precise loop, for a hart without (Stale false) or with a stale view
+  // of code: decided once per loop, as anything that changes the view ends
+  // the slice (end_slice). Never inlined: the per-step callers (stepping,
+  // the reference schedule) stay as small as they were.
+  void loop_precise() { *stale_ ? loop_precise_as<true>() : loop_precise_as<false>(); }
+  template <bool Stale>
+  [[gnu::noinline]] void loop_precise_as();
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
@@ -305,6 +311,7 @@ class Hart final : public Cpu {
   const uint8_t* page_flags_;
   PageOwners& owners_;
   CodeViews& views_;
+  const uint8_t* stale_;  // views_.stale(id_), one load away
   Insn stale_insn_{};  // what fetch_stale() decoded from the stale view
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;

@@ -86,7 +86,8 @@ X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, co
       ram_size_(bus.ram().size()),
       page_flags_(bus.ram().flag_table()),
       owners_(owners),
-      views_(views) {
+      views_(views),
+      stale_(views.stale_flag(id)) {
   grants_.load(owners_, id_);
   s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
   fault_insn_.exec = nullptr;
@@ -352,7 +353,11 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
 // store into code and its next serialisation), everything else comes from
 // the shared cache as usual.
 const Insn& X86Cpu::fetch_stale(uint64_t rip) {
-  if (!views_.expire(id_, s.cycle) || !views_.overlaps(id_, rip, 15)) return fetch(rip);
+  if (!views_.expire(id_, s.cycle)) {
+    stop_ = 0;  // the view has expired: the fast path again from the next slice
+    return fetch(rip);
+  }
+  if (!views_.overlaps(id_, rip, 15)) return fetch(rip);
   uint8_t bytes[15];
   const size_t n = views_.read(id_, rip, bytes, sizeof bytes);
   if (n == 0) return fetch(rip);  // outside RAM: fetch() faults
@@ -460,18 +465,19 @@ void X86Cpu::loop_fast() {
   materialise_flags();
 }
 
-void X86Cpu::loop(uint64_t budget) {
+template <bool Stale>
+void X86Cpu::loop_as(uint64_t budget) {
   const bool plain = !budget && !(trace_insns_ && on_insn);
   while (s.cycle < stop_) {
     // The common case: no step budget, no tracing, no single-step or STI
     // shadow pending, no stale view of code: the fast path, until an
     // instruction needs more.
-    if (plain && !(s.rflags & kTF) && !sti_shadow_ && !views_.stale(id_)) {
+    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_) {
       loop_fast();
       if (s.cycle >= stop_) return;
     }
     // One careful step.
-    const Insn& in = views_.stale(id_) ? fetch_stale(s.rip) : fetch(s.rip);
+    const Insn& in = Stale ? fetch_stale(s.rip) : fetch(s.rip);
     if (!in.exec) {  // fetch outside RAM
       raise(kGP, "instruction fetch from unmapped address", true, 0);
       if (budget && --budget == 0) break;

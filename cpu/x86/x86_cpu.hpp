@@ -120,7 +120,12 @@ class X86Cpu final : public Cpu {
   void request_stop() override { stop_requested_ = true; stop_ = 0; }
   // What every serialising event of the model does (serialize_code() and
   // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
-  void serialize_code() override { views_.serialize(id_, s.cycle); }
+  // Back to the fast path at once when that ends a view.
+  void serialize_code() override {
+    if (!views_.stale(id_)) return;
+    views_.serialize(id_, s.cycle);
+    stop_ = 0;
+  }
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
   bool code_view_stale() const override { return views_.stale(id_); }
 
@@ -372,7 +377,13 @@ class X86Cpu final : public Cpu {
   CodePage* code_page(uint64_t base);
   bool check_interrupts();
   bool prepare(uint64_t until);
-  void loop(uint64_t step_budget);
+  // The loop, for a CPU without (Stale false) or with a stale view of code:
+  // decided once per loop, as anything that changes the view ends the
+  // slice (stop_ = 0). Never inlined: the per-step callers (stepping, the
+  // reference schedule) stay as small as they were.
+  void loop(uint64_t step_budget) { *stale_ ? loop_as<true>(step_budget) : loop_as<false>(step_budget); }
+  template <bool Stale>
+  [[gnu::noinline]] void loop_as(uint64_t step_budget);
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice() {
@@ -407,6 +418,7 @@ class X86Cpu final : public Cpu {
   const uint8_t* page_flags_;
   PageOwners& owners_;
   CodeViews& views_;
+  const uint8_t* stale_;  // views_.stale(id_), one load away
   Insn stale_insn_{};  // what fetch_stale() decoded from the stale view
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
