@@ -244,7 +244,7 @@ const Insn& Hart::fetch_stale(uint64_t pc) {
 }
 
 void Hart::serialize_code() {
-  if (!views_.stale(id_)) return;
+  if (!*stale_) return;
   views_.serialize(id_, s.cycle);
   end_slice();  // back to the fast path
 }

@@ -122,7 +122,7 @@ class X86Cpu final : public Cpu {
   // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
   // Back to the fast path at once when that ends a view.
   void serialize_code() override {
-    if (!views_.stale(id_)) return;
+    if (!*stale_) return;
     views_.serialize(id_, s.cycle);
     stop_ = 0;
   }
