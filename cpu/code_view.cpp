@@ -85,14 +85,21 @@ void CodeViews::store_piece(const Accessor& who, uint64_t addr, unsigned len) {
       recompute(v);
   }
   // Rewriting code with the same bytes leaves nobody a stale view, nor do
-  // bytes nobody fetched as code (data beside code) and, above, taking
+  // stores outside the image's code (data beside code) and, above, taking
   // back a run-ahead's bytes and writes by no CPU (a loader, a debugger).
-  if (!changed || (decoded && !decoded(addr, len))) return;
+  if (!changed || !in_code(addr, len)) return;
   ++stores_recorded_;
   for (size_t c = 0; c < views_.size(); ++c) {
     const int cpu = static_cast<int>(c);
     if ((!storer_sees_own_ || cpu != who.cpu) && (!has_run || has_run(cpu))) add(cpu, r);
   }
+}
+
+bool CodeViews::in_code(uint64_t addr, unsigned len) const {
+  if (code_ranges_.empty()) return true;
+  for (const auto& [start, end] : code_ranges_)
+    if (addr < end && start < addr + len) return true;
+  return false;
 }
 
 void CodeViews::add(int cpu, const StaleRange& r) {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cpu/code_model.hpp"
@@ -83,12 +84,6 @@ class CodeViews {
   // A CPU's view gained its first range: it must leave its fast path (the
   // platform ends its slice).
   std::function<void(int cpu)> on_stale;
-  // Whether some CPU has fetched [addr, addr+len) as code since it was last
-  // written (the shared decode cache holds an instruction over it), asked
-  // before the cache forgets it. Only such bytes can be in anyone's
-  // prefetched copy: data that shares a page with code never makes a CPU
-  // stale. Unset: every byte may have been.
-  std::function<bool(uint64_t addr, unsigned len)> decoded;
   // Whether the CPU has fetched anything since reset: one that has not
   // holds no copy of any code, so stores before its first instruction
   // (a probe registered before the run) are simply there when it starts.
@@ -103,6 +98,13 @@ class CodeViews {
   void set_ranges(int cpu, std::vector<StaleRange> r);
   // RAM was replaced (a checkpoint restore): copies from RAM again.
   void resync();
+  // Where the code is: the loaded image's executable segments, [start,
+  // end) pairs. Only stores there leave stale views, so data that shares
+  // a page with code (small guests link .data right after .text) never
+  // makes a CPU stale. Empty (no image, or one without segment flags):
+  // any store into a code page may.
+  void set_code_ranges(std::vector<std::pair<uint64_t, uint64_t>> r) { code_ranges_ = std::move(r); }
+  const std::vector<std::pair<uint64_t, uint64_t>>& code_ranges() const { return code_ranges_; }
   uint64_t stores_recorded() const { return stores_recorded_; }
 
  private:
@@ -113,6 +115,7 @@ class CodeViews {
   void on_store(const Accessor& who, uint64_t addr, unsigned size);
   void store_piece(const Accessor& who, uint64_t addr, unsigned len);
   void add(int cpu, const StaleRange& r);
+  bool in_code(uint64_t addr, unsigned len) const;
   void drop_expired(View& v, uint64_t cycle);
   // After any change to v's ranges: its earliest expiry and stale flag.
   void recompute(View& v);
@@ -123,6 +126,7 @@ class CodeViews {
   bool storer_sees_own_;
   std::vector<View> views_;
   std::unique_ptr<uint8_t[]> stale_;  // per CPU: its view is not empty
+  std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
   uint64_t last_base_ = ~uint64_t{0};  // copy_of()'s last page
   uint8_t* last_copy_ = nullptr;

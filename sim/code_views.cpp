@@ -19,6 +19,11 @@ void Platform::connect_code_views(Machine& m, CodeViews& v) {
 
 // Field by field, like the CPUs; an empty view is one count.
 void Platform::save_code_views(Writer& w, const CodeViews& v, int cpus) {
+  w.u64(v.code_ranges().size());
+  for (const auto& [start, end] : v.code_ranges()) {
+    w.u64(start);
+    w.u64(end);
+  }
   for (int c = 0; c < cpus; ++c) {
     const auto& rs = v.ranges(c);
     w.u64(rs.size());
@@ -37,6 +42,13 @@ void Platform::restore_code_views(Reader& r, CodeViews& v, int cpus) {
   // RAM was just replaced: the page copies follow it, and the views are
   // the checkpoint's.
   v.resync();
+  std::vector<std::pair<uint64_t, uint64_t>> code(r.length(16));
+  for (auto& [start, end] : code) {
+    start = r.u64();
+    end = r.u64();
+    if (end < start) r.fail("bad code range");
+  }
+  v.set_code_ranges(std::move(code));
   for (int c = 0; c < cpus; ++c) {
     const uint64_t n = r.length(8 + 8 + 4 + 1 + 1 + timing::kCodeStoreGranule);
     if (n > timing::kStaleCodeMaxStores) r.fail("stale view too long");

@@ -17,6 +17,8 @@ class Platform {
  public:
   virtual ~Platform() = default;
   virtual std::vector<Cpu*> cpus() = 0;
+  // The CPUs' views of code (docs/CODE_MODEL.md).
+  virtual CodeViews& code_views() = 0;
   // Why a CPU that stopped itself because the guest crashed (a trap loop)
   // did so (run_slot() reports the crash: kSlotCrashed).
   virtual std::string crash_reason(int cpu) = 0;

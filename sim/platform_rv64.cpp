@@ -40,7 +40,6 @@ class Rv64Platform final : public Platform {
         cache_(m.bus(), &views_),
         reservations_(m.bus(), m.config().cpus) {
     connect_code_views(m, views_);
-    views_.decoded = [this](uint64_t addr, unsigned len) { return cache_.decoded(addr, len); };
     m.bus().map(memmap::kClintBase, memmap::kClintSize, &clint_);
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
@@ -80,6 +79,7 @@ class Rv64Platform final : public Platform {
     }
   }
 
+  CodeViews& code_views() override { return views_; }
   std::vector<Cpu*> cpus() override {
     std::vector<Cpu*> v;
     for (auto& h : harts_) v.push_back(h.get());
@@ -193,10 +193,7 @@ class Rv64Platform final : public Platform {
   rv64::Clint clint_;
   Uart uart_;
   Finisher finisher_;
-  // Before the cache, which tells it of new code pages: its store listener
-  // then runs before the cache's, while the cache still knows what was
-  // decoded.
-  CodeViews views_;
+  CodeViews views_;  // before the cache, which tells it of new code pages
   rv64::DecodeCache cache_;
   rv64::Reservations reservations_;
   std::vector<std::unique_ptr<rv64::Hart>> harts_;

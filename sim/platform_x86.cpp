@@ -37,7 +37,6 @@ class X86Platform final : public Platform {
         views_(m.bus(), m.config().cpus, m.config().code_model, true),
         cache_(m.bus(), &views_) {
     connect_code_views(m, views_);
-    views_.decoded = [this](uint64_t addr, unsigned len) { return cache_.decoded(addr, len); };
     m.bus().map(x86::kLapicBase, x86::kLapicSize, &lapic_);
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
@@ -71,6 +70,7 @@ class X86Platform final : public Platform {
     }
   }
 
+  CodeViews& code_views() override { return views_; }
   std::vector<Cpu*> cpus() override {
     std::vector<Cpu*> v;
     for (auto& c : cpus_) v.push_back(c.get());
@@ -154,10 +154,7 @@ class X86Platform final : public Platform {
   x86::Lapic lapic_;
   Uart uart_;
   Finisher finisher_;
-  // Before the cache, which tells it of new code pages: its store listener
-  // then runs before the cache's, while the cache still knows what was
-  // decoded.
-  CodeViews views_;
+  CodeViews views_;  // before the cache, which tells it of new code pages
   x86::DecodeCacheX86 cache_;
   std::vector<std::unique_ptr<x86::X86Cpu>> cpus_;
   std::vector<x86::Lapic::TimerPoint> ahead_timer_;  // per CPU, where its run-ahead began

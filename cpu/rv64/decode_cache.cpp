@@ -53,17 +53,6 @@ void DecodeCache::invalidate(uint64_t addr, uint64_t size) {
   }
 }
 
-bool DecodeCache::decoded(uint64_t addr, uint64_t size) {
-  // The entries invalidate() would look at, without resetting them.
-  for (uint64_t a = (addr & ~uint64_t{1}) - (kMaxSpan - 2), end = addr + size; a < end; a += 2) {
-    Page* page = pages_.find(a & ~(kPageSize - 1));
-    if (!page) continue;
-    const Insn& in = page->insns[(a & (kPageSize - 1)) >> 1];
-    if (in.exec != &exec_decode && a + in.span > addr) return true;
-  }
-  return false;
-}
-
 void DecodeCache::reset(Insn* insns, unsigned k) {
   insns[k] = decode_stub();
   ++invalidations_;

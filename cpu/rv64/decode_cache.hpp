@@ -40,9 +40,6 @@ class DecodeCache {
   void watch_page(uint64_t page_base);
   // Resets every entry whose instruction could overlap [addr, addr+size).
   void invalidate(uint64_t addr, uint64_t size);
-  // Whether a decoded entry covers a byte of [addr, addr+size): whether
-  // some hart has fetched those bytes as code since they were last written.
-  bool decoded(uint64_t addr, uint64_t size);
   // Resets everything (the host may ask for a full flush, e.g. after
   // restoring a checkpoint).
   void flush();

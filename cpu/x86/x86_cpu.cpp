@@ -57,16 +57,6 @@ void DecodeCacheX86::invalidate(uint64_t addr, uint64_t size) {
   }
 }
 
-bool DecodeCacheX86::decoded(uint64_t addr, uint64_t size) {
-  // An instruction starting up to 14 bytes before `addr` may cover it.
-  for (uint64_t a = addr >= 14 ? addr - 14 : 0, end = addr + size; a < end; ++a) {
-    CodePage* p = pages_.find(a & ~uint64_t{kPageBytes - 1});
-    const unsigned k = static_cast<unsigned>(a & (kPageBytes - 1));
-    if (p && p->decoded(k) && a + p->insn(k).len > addr) return true;
-  }
-  return false;
-}
-
 void DecodeCacheX86::flush() {
   pages_.for_each([](CodePage& p) { p.reset(0, kPageBytes); });
 }

@@ -468,10 +468,6 @@ class DecodeCacheX86 {
   // page an instruction reaches into).
   void watch_page(uint64_t addr) { pages_.watch(addr & ~uint64_t{kPageBytes - 1}); }
   void invalidate(uint64_t addr, uint64_t size);
-  // Whether a decoded instruction covers a byte of [addr, addr+size):
-  // whether some CPU has fetched those bytes as code since they were last
-  // written.
-  bool decoded(uint64_t addr, uint64_t size);
   void flush();
 
  private:
