@@ -13,6 +13,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "cpu/code_view.hpp"
 #include "mem/bus.hpp"
 
 namespace ksim {
@@ -20,9 +21,11 @@ namespace ksim {
 template <typename Page>
 class CodePages {
  public:
-  // `invalidate(addr, size)` is called for every store into a code page.
+  // `invalidate(addr, size)` is called for every store into a code page;
+  // `views` (the relaxed code model's stale views) learns of each new code
+  // page.
   template <typename OnStore>
-  CodePages(Bus& bus, OnStore invalidate) : bus_(bus) {
+  CodePages(Bus& bus, OnStore invalidate, CodeViews* views = nullptr) : bus_(bus), views_(views) {
     bus_.on_store_to_flagged(kPageHasCode,
                              [invalidate](const Accessor&, uint64_t addr, unsigned size) { invalidate(addr, size); });
   }
@@ -52,7 +55,9 @@ class CodePages {
   // Flags a page as holding code without creating entries (the page a
   // page-crossing instruction reaches into).
   void watch(uint64_t base) {
-    if (bus_.ram().contains(base, 1)) bus_.ram().set_page_flag(base, kPageHasCode);
+    if (!bus_.ram().contains(base, 1)) return;
+    if (views_) views_->watch(base);
+    bus_.ram().set_page_flag(base, kPageHasCode);
   }
   template <typename F>
   void for_each(F f) {
@@ -65,6 +70,7 @@ class CodePages {
     last_page_ = p;
   }
   Bus& bus_;
+  CodeViews* views_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
   uint64_t last_base_ = ~uint64_t{0};
   Page* last_page_ = nullptr;

@@ -2,6 +2,7 @@
 // the kprobes core and the debugger use. The hot execution loop lives in the
 // ISA's own class and never goes through this interface.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -43,6 +44,18 @@ class Cpu {
   virtual void interrupts_changed() = 0;
   // Asks a running CPU to return from run() after its current instruction.
   virtual void request_stop() = 0;
+
+  // Code as this CPU sees it (--code-model, docs/CODE_MODEL.md).
+  // Synchronises its instruction fetch with memory: x86, as a serialising
+  // instruction (Linux's sync_core()); RV64, as fence.i. Drops its stale
+  // view (a code_sync event when it had one).
+  virtual void serialize_code() = 0;
+  // The bytes this CPU's next fetch at `addr` would see (memory overlaid
+  // with its stale view); returns the bytes read: `n`, fewer at the end of
+  // RAM, 0 outside it. For the debugger.
+  virtual size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const = 0;
+  // Whether it currently holds a stale view of some code.
+  virtual bool code_view_stale() const = 0;
 };
 
 }  // namespace ksim

@@ -188,6 +188,41 @@ inline constexpr uint64_t kKprobeLockAcquireCycles = 6;
 inline constexpr uint64_t kKprobeLockReleaseCycles = 1;
 inline constexpr uint64_t kKprobeLockSpinCycles = 5;
 
+// --- Code as CPUs see it (--code-model relaxed; docs/CODE_MODEL.md) ------
+// How long a CPU may go on fetching the bytes a store into code replaced
+// when nothing makes it look again: the stale view of a store made at cycle
+// T by any CPU ends, for every CPU that holds it, at its first fetch at or
+// after T + kStaleCodeMaxCycles (its own clock). Neither architecture gives
+// a bound: the Intel SDM (vol. 3A, "Handling Self- and Cross-Modifying
+// Code") only says the executing processor may keep executing the old
+// bytes until it executes a serialising instruction, and the RISC-V
+// unprivileged specification (Zifencei) only that instruction fetches see
+// stores after a fence.i on the fetching hart. A real CPU loses its copy
+// when a prefetch buffer or an instruction-cache line is evicted, which
+// depends on what it runs; this constant stands for that eviction, a model
+// parameter rather than a measurement. 50,000 cycles (0.5 ms at the 100 MHz
+// the CLINT timebase assumes) is long against every step of a patching
+// protocol (kTextPokeCycles, kKprobeRegisterCycles: 25 to 60 times longer),
+// so a protocol that forgets to serialise shows its race, and short against
+// a run (the guest kernel runs for millions of cycles), so a CPU that never
+// serialises still sees new code eventually.
+inline constexpr uint64_t kStaleCodeMaxCycles = 50'000;
+// The store granularity of the stale view: a CPU's store instruction is one
+// store (seen whole or not at all, whatever its width), and so is a host
+// write through the bus (Bus::write_bytes, the kprobes engine's text
+// writes) of at most this many bytes; a longer host write is the naturally
+// aligned stores of this many bytes that cover it, as the kernel's memcpy
+// in text_poke moves 8 bytes at a time (the SDM, vol. 3A "Guaranteed Atomic
+// Operations", makes an aligned 8-byte store atomic; RV64's sd likewise).
+inline constexpr unsigned kCodeStoreGranule = 8;
+// The most stores one CPU's stale view holds, standing for the capacity of
+// its prefetch buffer and instruction cache: a store beyond it evicts the
+// oldest (the CPU then sees that store, which it may always do). 64 stores
+// of up to 8 bytes is far more than any patching step writes at once (a
+// breakpoint, a 5-byte jump, one slot) and keeps the slow fetch path's
+// overlap check short.
+inline constexpr unsigned kStaleCodeMaxStores = 64;
+
 constexpr uint8_t cycles(Class c) { return kClassCycles[static_cast<int>(c)]; }
 
 }  // namespace ksim::timing

@@ -11,6 +11,10 @@ namespace ksim {
 struct Accessor {
   int cpu = 0;
   uint64_t cycle = 0;
+  // The write takes back bytes a CPU wrote while running ahead
+  // (PageOwners::undo): a restoration, not a store anyone made, so it
+  // leaves no stale view of code behind (cpu/code_view.hpp).
+  bool taken_back = false;
 };
 
 class Device {

@@ -213,7 +213,7 @@ void PageOwners::undo(int cpu) {
     // Someone may have decoded the bytes being taken back (this CPU, from
     // a block it wrote while ahead): the decode cache must forget them.
     if (ram_.page_flags(addr) & kPageHasCode)
-      bus_.notify_flagged_store(Accessor{cpu, 0}, addr, static_cast<unsigned>(kBlockSize));
+      bus_.notify_flagged_store(Accessor{cpu, 0, true}, addr, static_cast<unsigned>(kBlockSize));
   }
   commit(cpu);
 }

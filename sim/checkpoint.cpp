@@ -30,6 +30,7 @@ void write_config(Writer& w, const MachineConfig& c) {
   w.u64(c.ram_size);
   w.u64(c.quantum);
   w.u64(c.seed);
+  w.u8(static_cast<uint8_t>(c.code_model));
 }
 
 MachineConfig read_config(Reader& r) {
@@ -45,6 +46,9 @@ MachineConfig read_config(Reader& r) {
   c.quantum = r.u64();
   if (c.quantum == 0 || c.quantum > kMaxQuantum) r.fail("bad quantum");
   c.seed = r.u64();
+  const uint8_t model = r.u8();
+  if (model > static_cast<uint8_t>(CodeModel::strict)) r.fail("unknown code model");
+  c.code_model = static_cast<CodeModel>(model);
   return c;
 }
 
@@ -101,8 +105,8 @@ void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes, bool trusted
   MachineConfig c = read_config(r);
   const MachineConfig& mc = m.config();
   if (c.isa != mc.isa || c.cpus != mc.cpus || c.ram_size != mc.ram_size || c.quantum != mc.quantum ||
-      c.seed != mc.seed)
-    throw InputError("checkpoint: made for a different machine (ISA, CPUs, RAM, quantum or seed differ)");
+      c.seed != mc.seed || c.code_model != mc.code_model)
+    throw InputError("checkpoint: made for a different machine (ISA, CPUs, RAM, quantum, seed or code model differ)");
   r.u64();  // trace hash: read by the caller through read_checkpoint_header
   m.restore_state(r);
 }

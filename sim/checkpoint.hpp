@@ -15,7 +15,7 @@
 
 namespace ksim {
 
-inline constexpr uint32_t kCheckpointVersion = 3;
+inline constexpr uint32_t kCheckpointVersion = 4;
 
 // `trace_hash` is stored so a restored run can continue the same hash.
 std::vector<uint8_t> save_checkpoint(const Machine& m, uint64_t trace_hash = 0);

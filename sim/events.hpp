@@ -28,6 +28,11 @@ enum class EventKind : uint8_t {
   probe,      // kprobes engine state change: a = probe address, text = what (docs/KPROBES.md)
   probe_op,   // a probe operation of --probe-script performed: a = script line, b = 1 if it failed,
               // c = the cycle the script asked for; text = the operation as written
+  // Code as CPUs see it (--code-model relaxed, docs/CODE_MODEL.md); only
+  // when something stores into code:
+  stale_fetch,  // the CPU executed the instruction at a from a stale view: it does not see the store
+                // made at cycle b by CPU c yet (once per store and CPU)
+  code_sync,    // the CPU serialised (x86) or ran fence.i (RV64) with a stale view: a = stores it now sees
 };
 
 const char* event_kind_name(EventKind k);

@@ -68,6 +68,11 @@ void Machine::load(const ElfImage& image) {
   if (image.entry & 1) throw InputError("entry point " + hex(image.entry) + " is not 2-byte aligned");
   symbols_ = image.symbols;
   for (Cpu* c : cpus_) c->set_pc(image.entry);
+  // The image's code, for the code model: stores elsewhere are data.
+  std::vector<std::pair<uint64_t, uint64_t>> code;
+  for (const auto& seg : image.segments)
+    if (seg.executable) code.emplace_back(seg.paddr, seg.paddr + seg.memsz);
+  platform_->code_views().set_code_ranges(std::move(code));
 
   // riscv-tests convention: a store to `tohost` of (status << 1) | 1 ends
   // the run with that status.

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/code_model.hpp"
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
@@ -55,6 +56,8 @@ struct MachineConfig {
   // other CPU can observe (docs/SCHEDULING.md). Same results, far fewer
   // scheduling decisions; off is the plain exact schedule, for comparison.
   bool run_ahead = true;
+  // When a CPU's fetch sees a store into code (docs/CODE_MODEL.md).
+  CodeModel code_model = CodeModel::relaxed;
 };
 
 // What running ahead did in a run (for tests and benchmarks).

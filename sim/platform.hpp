@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/code_view.hpp"
 #include "cpu/cpu.hpp"
 #include "mem/ownership.hpp"
 #include "sim/serial.hpp"
@@ -16,6 +17,8 @@ class Platform {
  public:
   virtual ~Platform() = default;
   virtual std::vector<Cpu*> cpus() = 0;
+  // The CPUs' views of code (docs/CODE_MODEL.md).
+  virtual CodeViews& code_views() = 0;
   // Why a CPU that stopped itself because the guest crashed (a trap loop)
   // did so (run_slot() reports the crash: kSlotCrashed).
   virtual std::string crash_reason(int cpu) = 0;
@@ -48,6 +51,14 @@ class Platform {
   virtual void restore(Reader& r) = 0;
 
  protected:
+  // The CPUs' views of code (cpu/code_view.hpp), the same on both ISAs
+  // (sim/code_views.cpp): a CPU that gains a stale view ends its slice (to
+  // leave its fast path), its stale fetches and syncs are events, and the
+  // views are part of a checkpoint.
+  static void connect_code_views(Machine& m, CodeViews& v);
+  static void save_code_views(Writer& w, const CodeViews& v, int cpus);
+  static void restore_code_views(Reader& r, CodeViews& v, int cpus);
+
   // run_slot() for a core class `C` (final, so nothing here is a virtual
   // call): both platforms' implementation.
   template <typename C>

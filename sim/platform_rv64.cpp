@@ -34,14 +34,18 @@ class Rv64Platform final : public Platform {
           else
             m.power_off(status, who.cycle, who.cpu);
         }),
-        cache_(m.bus()),
+        // A hart sees its own stores to code only after fence.i, like
+        // everyone else's (docs/CODE_MODEL.md).
+        views_(m.bus(), m.config().cpus, m.config().code_model, false),
+        cache_(m.bus(), &views_),
         reservations_(m.bus(), m.config().cpus) {
+    connect_code_views(m, views_);
     m.bus().map(memmap::kClintBase, memmap::kClintSize, &clint_);
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
     for (int i = 0; i < m.config().cpus; ++i) {
       auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks(),
-                                            m.perturbation(), m.page_owners());
+                                            m.perturbation(), m.page_owners(), views_);
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         Event e;
@@ -75,6 +79,7 @@ class Rv64Platform final : public Platform {
     }
   }
 
+  CodeViews& code_views() override { return views_; }
   std::vector<Cpu*> cpus() override {
     std::vector<Cpu*> v;
     for (auto& h : harts_) v.push_back(h.get());
@@ -133,6 +138,7 @@ class Rv64Platform final : public Platform {
     w.vec(cs.timer_draws);
     w.vec(cs.ipi_draws);
     w.vec(cs.msip_from);
+    save_code_views(w, views_, static_cast<int>(harts_.size()));
   }
 
   void restore(Reader& r) override {
@@ -176,6 +182,7 @@ class Rv64Platform final : public Platform {
     cs.ipi_draws = r.vec<uint64_t>();
     cs.msip_from = r.vec<int32_t>();
     if (!clint_.restore(cs)) r.fail("CLINT state does not match the CPU count");
+    restore_code_views(r, views_, static_cast<int>(harts_.size()));
     for (auto& h : harts_) h->interrupts_changed();  // forget what the harts had prepared
     // RAM was rewritten wholesale: forget every decoded instruction.
     cache_.flush();
@@ -186,6 +193,7 @@ class Rv64Platform final : public Platform {
   rv64::Clint clint_;
   Uart uart_;
   Finisher finisher_;
+  CodeViews views_;  // before the cache, which tells it of new code pages
   rv64::DecodeCache cache_;
   rv64::Reservations reservations_;
   std::vector<std::unique_ptr<rv64::Hart>> harts_;

@@ -33,13 +33,16 @@ class X86Platform final : public Platform {
           else
             m.power_off(status, who.cycle, who.cpu);
         }),
-        cache_(m.bus()) {
+        // A CPU sees its own stores to code at once (docs/CODE_MODEL.md).
+        views_(m.bus(), m.config().cpus, m.config().code_model, true),
+        cache_(m.bus(), &views_) {
+    connect_code_views(m, views_);
     m.bus().map(x86::kLapicBase, x86::kLapicSize, &lapic_);
     m.bus().map(memmap::kUartBase, memmap::kUartSize, &uart_);
     m.bus().map(memmap::kFinisherBase, memmap::kFinisherSize, &finisher_);
     for (int i = 0; i < m.config().cpus; ++i) {
       auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation(),
-                                              m.page_owners());
+                                              m.page_owners(), views_);
       c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         m_.events().emit(Event{r.cycle, cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
@@ -67,6 +70,7 @@ class X86Platform final : public Platform {
     }
   }
 
+  CodeViews& code_views() override { return views_; }
   std::vector<Cpu*> cpus() override {
     std::vector<Cpu*> v;
     for (auto& c : cpus_) v.push_back(c.get());
@@ -111,6 +115,7 @@ class X86Platform final : public Platform {
       for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws}) w.u64(v);
     }
     w.vec(lapic_.snapshot());
+    save_code_views(w, views_, static_cast<int>(cpus_.size()));
   }
 
   void restore(Reader& r) override {
@@ -140,6 +145,7 @@ class X86Platform final : public Platform {
       c->set_control(k);
     }
     if (!lapic_.restore(r.vec<uint64_t>())) r.fail("APIC state does not match the CPU count");
+    restore_code_views(r, views_, static_cast<int>(cpus_.size()));
     cache_.flush();
   }
 
@@ -148,6 +154,7 @@ class X86Platform final : public Platform {
   x86::Lapic lapic_;
   Uart uart_;
   Finisher finisher_;
+  CodeViews views_;  // before the cache, which tells it of new code pages
   x86::DecodeCacheX86 cache_;
   std::vector<std::unique_ptr<x86::X86Cpu>> cpus_;
   std::vector<x86::Lapic::TimerPoint> ahead_timer_;  // per CPU, where its run-ahead began

@@ -36,7 +36,11 @@ uint32_t Machine::run_ahead(int cur, const RunLimits& limits) {
   Cpu& c = *cpus_[static_cast<size_t>(cur)];
   const uint64_t from = c.cycle(), from_steps = c.steps();
   const uint64_t end = std::min({limits.cycle, cfg_.max_cycles, from + kAheadWindow});
-  if (from >= end) return 0;
+  // A CPU with a stale view of code stays in exact order: its view changes
+  // as it runs (expiry, serialisation), and a put-back would have to take
+  // that back too. Stale views are short and rare; they cost no run-ahead
+  // anywhere else.
+  if (from >= end || c.code_view_stale()) return 0;
   owners_->begin_ahead(cur);
   platform_->save_ahead_point(cur);
   platform_->set_access_mode(cur, AccessMode::ahead);

@@ -80,6 +80,15 @@ void TraceWriter::on_event(const Event& e) {
                    static_cast<unsigned long long>(e.c));
       if (e.b) std::fputs(",\"failed\":true", f_);
       break;
+    case EventKind::stale_fetch:  // a = pc, b = the store's cycle, c = the storing CPU
+      hexfield("pc", e.a);
+      where(e.a);
+      std::fprintf(f_, ",\"store_cycle\":%llu,\"storer\":%lld", static_cast<unsigned long long>(e.b),
+                   static_cast<long long>(static_cast<int64_t>(e.c)));
+      break;
+    case EventKind::code_sync:  // a = the stale stores dropped
+      std::fprintf(f_, ",\"stores\":%llu", static_cast<unsigned long long>(e.a));
+      break;
     default:
       break;
   }

@@ -78,8 +78,9 @@ struct ScriptRig {
   KprobeRig rig;
   ProbeSession session;
   std::unique_ptr<ProbeOpQueue> ops;
-  ScriptRig(Isa isa, int cpus, const std::string& script, int caller, uint64_t seed = 0)
-      : rig(kernel_image(isa), cpus, seed), session(*rig.eng, nullptr) {
+  ScriptRig(Isa isa, int cpus, const std::string& script, int caller, uint64_t seed = 0,
+            CodeModel model = CodeModel::relaxed)
+      : rig(kernel_image(isa), cpus, seed, kprobes::StepMode::modern, 1, false, model), session(*rig.eng, nullptr) {
     ops = std::make_unique<ProbeOpQueue>(session, events::parse_probe_script(script, "test.probes", rig.eng->arch()),
                                          caller, "test.probes");
     ops->check();

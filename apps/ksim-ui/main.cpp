@@ -20,7 +20,7 @@ int ui_main(const std::vector<std::string>& args) {
   U64 max_cycles_opt, quantum_opt, seed_opt, at_opt;
   int cpus = 1, width = 1280, height = 800;
   std::vector<std::string> probe_specs, probe_actions;
-  std::string kprobes_mode = "modern";
+  std::string kprobes_mode = "modern", code_model = "relaxed";
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -29,6 +29,7 @@ int ui_main(const std::vector<std::string>& args) {
       ("seed", po::value(&seed_opt)->default_value(U64{0}), "latency perturbation seed (0: none)")
       ("quantum", po::value(&quantum_opt)->default_value(U64{1}), "scheduling quantum: 1 is exact")
       ("reference-schedule", "the per-instruction reference schedule (slow)")
+      ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}), "the run's cycle limit")
       ("probe", po::value(&probe_specs)->composing(), "a probe in the kprobe_events syntax, registered at cycle 0 (repeatable)")
       ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
@@ -79,6 +80,7 @@ int ui_main(const std::vector<std::string>& args) {
   spec.config.quantum = quantum_opt.v;
   spec.config.max_cycles = max_cycles_opt.v;
   spec.config.reference_schedule = reference;
+  spec.config.code_model = parse_code_model_option(code_model);
   spec.image = std::make_shared<const ElfImage>(load_image(elf, image, isa));
   spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
   std::vector<ui::ProbeOp> ops;

@@ -25,7 +25,7 @@ int cmd_run(const std::vector<std::string>& args) {
   U64 max_cycles_opt, quantum_opt, seed_opt, checkpoint_at_opt;
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
-  std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script;
+  std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
   std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
@@ -44,6 +44,7 @@ int cmd_run(const std::vector<std::string>& args) {
        "default exact schedule must agree with (needs --quantum 1)")
       ("no-run-ahead",
        "exact schedule without CPUs running ahead of each other (same results, slower; for comparison)")
+      ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}),
        "stop with exit status 5 when the machine's clock reaches this cycle")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
@@ -51,7 +52,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("checkpoint-at", po::value(&checkpoint_at_opt), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
       ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
       ("restore", po::value(&restore),
-       "start from a checkpoint file instead of booting a guest (it fixes the ISA, CPUs, seed and quantum; "
+       "start from a checkpoint file instead of booting a guest (it fixes the ISA, CPUs, seed, quantum and code "
+       "model; "
        "--max-cycles applies anew)")
       ("probe", po::value(&probe_specs)->composing(),
        "add a probe, kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [ARGS]' or "
@@ -86,6 +88,7 @@ int cmd_run(const std::vector<std::string>& args) {
                  checkpoint_at = checkpoint_at_opt.v;
   const bool reference = vm.count("reference-schedule") > 0;
   Isa isa = parse_isa(isa_name);
+  const CodeModel model = parse_code_model_option(code_model);
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
   if (max_cycles == 0) throw UsageError{"--max-cycles must be positive"};
   if (quantum == 0 || quantum > kMaxQuantum)
@@ -118,7 +121,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (probe_cpu < 0 || probe_cpu >= cpus)
     throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
   if (!restore.empty())
-    for (const char* o : {"elf", "image", "cpus", "seed", "quantum"})
+    for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model"})
       if (vm.count(o) && !vm[o].defaulted())
         throw UsageError{std::string("--") + o + " cannot be combined with --restore: the checkpoint fixes it"};
 
@@ -151,6 +154,7 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.max_cycles = max_cycles;
     cfg.quantum = quantum;
     cfg.seed = seed;
+    cfg.code_model = model;
     cfg.reference_schedule = reference;
     cfg.run_ahead = !vm.count("no-run-ahead");
     machine = std::make_unique<Machine>(cfg);

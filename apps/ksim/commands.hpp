@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/code_model.hpp"
 #include "cpu/isa.hpp"
 #include "sim/elf/elf_image.hpp"
 
@@ -30,6 +31,12 @@ int cmd_disasm(const std::vector<std::string>& args);
 int cmd_race(const std::vector<std::string>& args);
 
 Isa parse_isa(const std::string& s);
+// --code-model relaxed|strict (docs/CODE_MODEL.md), for ksim run and ksim-ui.
+CodeModel parse_code_model_option(const std::string& s);
+inline constexpr const char* kCodeModelHelp =
+    "when a CPU sees a store into code: relaxed (x86 at its next serialisation, RV64 after its fence.i, "
+    "or once the stale view expires; the architectures' rules) or strict (every CPU at its very next "
+    "fetch) (docs/CODE_MODEL.md)";
 // The image named by --elf, or else the built-in image named by `image`
 // (the guest kernel with or without preemption, or the hello guest).
 ElfImage load_image(const std::string& elf_path, const std::string& image, Isa isa);

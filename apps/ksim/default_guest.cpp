@@ -27,6 +27,12 @@ Isa parse_isa(const std::string& s) {
   throw UsageError{"unknown ISA '" + s + "' (expected rv64 or x86)"};
 }
 
+CodeModel parse_code_model_option(const std::string& s) {
+  CodeModel m;
+  if (!parse_code_model(s, m)) throw UsageError{"--code-model must be relaxed or strict"};
+  return m;
+}
+
 ElfImage load_image(const std::string& elf_path, const std::string& image, Isa isa) {
   if (!elf_path.empty()) return load_elf_file(elf_path, isa);
   struct Builtin {

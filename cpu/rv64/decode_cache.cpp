@@ -20,7 +20,8 @@ Insn page_end_guard() {
   return in;
 }
 
-DecodeCache::DecodeCache(Bus& bus) : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }) {}
+DecodeCache::DecodeCache(Bus& bus, CodeViews* views)
+    : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }, views) {}
 
 Insn* DecodeCache::page(uint64_t page_base) {
   return pages_

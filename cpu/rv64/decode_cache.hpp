@@ -4,9 +4,11 @@
 // fetch is an index into an array. Entries start as "decode me" stubs and
 // are filled on first execution. A store into a page that holds decoded
 // code (from any hart, a device or the host) resets the entries whose bytes
-// it touched (every instruction's bytes for a fused group), before the next fetch: every hart sees new code at its very
-// next fetch of that address, which is stronger than FENCE.I requires
-// (see docs/ARCHITECTURE.md, "Self-modifying code").
+// it touched (every instruction's bytes for a fused group), before the next
+// fetch: the cache always holds what memory holds. What a hart that has not
+// executed FENCE.I since may still see instead is its stale view
+// (cpu/code_view.hpp, docs/CODE_MODEL.md); under --code-model strict every
+// hart sees new code at its very next fetch.
 //
 // Pages are never freed while the machine lives, so a hart may keep a
 // pointer to the page it is executing from across invalidations.
@@ -25,7 +27,8 @@ inline constexpr unsigned kMaxSpan = 12;
 
 class DecodeCache {
  public:
-  explicit DecodeCache(Bus& bus);
+  // `views`: the relaxed code model's stale views, told of new code pages.
+  explicit DecodeCache(Bus& bus, CodeViews* views = nullptr);
   DecodeCache(const DecodeCache&) = delete;
   DecodeCache& operator=(const DecodeCache&) = delete;
 
@@ -37,8 +40,8 @@ class DecodeCache {
   void watch_page(uint64_t page_base);
   // Resets every entry whose instruction could overlap [addr, addr+size).
   void invalidate(uint64_t addr, uint64_t size);
-  // Resets everything (FENCE.I is a no-op under this model, but the host
-  // may ask for a full flush, e.g. after restoring a checkpoint).
+  // Resets everything (the host may ask for a full flush, e.g. after
+  // restoring a checkpoint).
   void flush();
 
   uint64_t invalidations() const { return invalidations_; }

@@ -6,9 +6,14 @@
 namespace ksim::rv64 {
 
 void exec_fence(Hart& h, const Insn& i) { h.retire(i); }
-// The decode cache is coherent with every store already (see
-// decode_cache.hpp), so FENCE.I has nothing left to do.
-void exec_fence_i(Hart& h, const Insn& i) { h.retire(i); }
+// The shared decode cache is coherent with every store already (see
+// decode_cache.hpp); what FENCE.I does is end this hart's stale view under
+// the relaxed code model (docs/CODE_MODEL.md): the instructions after it
+// see every store made before it.
+void exec_fence_i(Hart& h, const Insn& i) {
+  h.retire(i);
+  h.serialize_code();
+}
 
 void exec_ecall(Hart& h, const Insn&) { h.raise(h.s.priv == Priv::U ? kEcallU : kEcallM, 0); }
 void exec_ebreak(Hart& h, const Insn&) { h.raise(kBreakpoint, h.s.pc); }

@@ -26,7 +26,7 @@ const char* const kAbiNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "
 }  // namespace
 
 Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-           const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners)
+           const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners, CodeViews& views)
     : id_(id),
       bus_(bus),
       clint_(clint),
@@ -39,6 +39,8 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
       ram_fast_last_(bus.ram().size() - sizeof(uint64_t)),
       page_flags_(bus.ram().flag_table()),
       owners_(owners),
+      views_(views),
+      stale_(views.stale_flag(id)),
       perturb_(perturb) {
   grants_.load(owners_, id_);
   ctl_.next_stall = stalls::first(perturb_, id_, s.cycle);
@@ -133,9 +135,10 @@ FastFn Hart::unfused(const Insn& in) {
 
 // One instruction at a time with the state always current: used when
 // every instruction is observed (tracing).
-void Hart::loop_precise() {
+template <bool Stale>
+void Hart::loop_precise_as() {
   while (s.cycle < stop_) {
-    const Insn& in = fetch(s.pc);
+    const Insn& in = Stale ? fetch_stale(s.pc) : fetch(s.pc);
     if (trace_insns_ && on_insn) {
       // Observers see the decoded instruction, not the decode-me stub.
       if (in.exec == &exec_decode) decode_into(const_cast<Insn&>(in), s.pc);
@@ -189,7 +192,8 @@ void Hart::begin_slice() {
 }
 
 void Hart::run_pass() {
-  if (trace_insns_ && on_insn)
+  // A hart with a stale view of code fetches through its view: precise.
+  if ((trace_insns_ && on_insn) || *stale_)
     loop_precise();
   else
     loop_fast();
@@ -217,6 +221,32 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
   fetch_page_ = recent.page;
   fetch_base_ = base;
   return fetch_page_[(pc - base) >> 1];
+}
+
+// The instruction at `pc` as this hart sees it. Bytes of stores it has not
+// seen yet (no fence.i since) are decoded on the fly, outside the shared
+// cache; everything else comes from the cache as usual.
+const Insn& Hart::fetch_stale(uint64_t pc) {
+  if (!views_.expire(id_, s.cycle)) {
+    end_slice();  // the view has expired: the fast path again from the next slice
+    return fetch(pc);
+  }
+  if (!views_.overlaps(id_, pc, 4)) return fetch(pc);
+  uint8_t b[4] = {};
+  const size_t n = views_.read(id_, pc, b, sizeof b);
+  uint16_t lo = 0, hi = 0;
+  std::memcpy(&lo, b, 2);
+  std::memcpy(&hi, b + 2, 2);
+  if (n < 2 || (!is_compressed(lo) && n < 4)) return fetch(pc);  // at the end of RAM: fetch() faults
+  stale_insn_ = decode(lo, hi);
+  views_.note_fetch(id_, s.cycle, pc, stale_insn_.len);
+  return stale_insn_;
+}
+
+void Hart::serialize_code() {
+  if (!*stale_) return;
+  views_.serialize(id_, s.cycle);
+  end_slice();  // back to the fast path
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "cpu/code_view.hpp"
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
@@ -53,7 +54,7 @@ struct Control {
 class Hart final : public Cpu {
  public:
   Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
-       const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners);
+       const TrapHookChain* hooks, const Perturbation& perturb, PageOwners& owners, CodeViews& views);
 
   // --- Cpu interface -------------------------------------------------------
   Isa isa() const override { return Isa::rv64; }
@@ -81,6 +82,11 @@ class Hart final : public Cpu {
     stop_requested_ = true;
     end_slice();
   }
+  // fence.i (exec_fence_i) is the one thing that synchronises a hart's
+  // fetch with memory: traps do not (docs/CODE_MODEL.md).
+  void serialize_code() override;
+  size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
+  bool code_view_stale() const override { return views_.stale(id_); }
 
   // --- Observation ---------------------------------------------------------
   struct TrapRecord {
@@ -254,7 +260,13 @@ class Hart final : public Cpu {
 
  private:
   void loop_fast();
-  void loop_precise();
+  // The precise loop, for a hart without (Stale false) or with a stale view
+  // of code: decided once per loop, as anything that changes the view ends
+  // the slice (end_slice). Never inlined: the per-step callers (stepping,
+  // the reference schedule) stay as small as they were.
+  void loop_precise() { *stale_ ? loop_precise_as<true>() : loop_precise_as<false>(); }
+  template <bool Stale>
+  [[gnu::noinline]] void loop_precise_as();
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice();
@@ -276,6 +288,8 @@ class Hart final : public Cpu {
   // pc_of() that also knows the fetch-fault entry (slow path only).
   uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
+  // fetch() for a hart with a stale view: the instruction its view holds.
+  const Insn& fetch_stale(uint64_t pc);
   bool device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value);
   bool load_slow(uint64_t addr, unsigned size, uint64_t& out);
   bool store_slow(uint64_t addr, unsigned size, uint64_t value);
@@ -296,6 +310,9 @@ class Hart final : public Cpu {
   uint64_t ram_fast_last_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
+  CodeViews& views_;
+  const uint8_t* stale_;  // views_.stale(id_), one load away
+  Insn stale_insn_{};  // what fetch_stale() decoded from the stale view
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;

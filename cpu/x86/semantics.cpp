@@ -625,6 +625,7 @@ void exec_lidt(X86Cpu& c, const Insn& i) {
   c.s.idt_limit = static_cast<uint16_t>(limit);
   c.s.idt_base = base;
   c.retire(i);
+  c.serialize_code();  // LIDT serialises (SDM vol. 3A, "Serializing Instructions")
 }
 void exec_cli(X86Cpu& c, const Insn& i) {
   c.s.rflags &= ~kIF;
@@ -653,6 +654,7 @@ void exec_cpuid(X86Cpu& c, const Insn& i) {
   c.s.gpr[1] = cc;
   c.s.gpr[2] = d;
   c.retire(i);
+  c.serialize_code();  // the non-privileged serialising instruction (sync_core)
 }
 void exec_rdtsc(X86Cpu& c, const Insn& i) {
   c.s.gpr[0] = c.s.cycle & 0xffffffff;
@@ -671,6 +673,7 @@ void exec_wrmsr(X86Cpu& c, const Insn& i) {
   uint64_t v = (c.s.gpr[2] << 32) | (c.s.gpr[0] & 0xffffffff);
   if (!c.msr_write(static_cast<uint32_t>(c.s.gpr[1]), v)) { c.raise(kGP, "wrmsr of an unmodelled MSR", true, 0); return; }
   c.retire(i);
+  c.serialize_code();  // WRMSR serialises (the model has no non-serialising MSR writes)
 }
 // #UD: an instruction outside the modelled subset (or UD2). The event names
 // it, so nothing is ever silently mis-executed.

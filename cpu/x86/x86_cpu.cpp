@@ -34,8 +34,8 @@ void CodePage::reset(unsigned from, unsigned to) {
 
 bool CodePage::decoded(unsigned k) const { return fast[k].fn != &fast_decode; }
 
-DecodeCacheX86::DecodeCacheX86(Bus& bus)
-    : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }) {}
+DecodeCacheX86::DecodeCacheX86(Bus& bus, CodeViews* views)
+    : pages_(bus, [this](uint64_t addr, unsigned size) { invalidate(addr, size); }, views) {}
 
 CodePage* DecodeCacheX86::page(uint64_t page_base) {
   return pages_.get(page_base, [] { return std::make_unique<CodePage>(); });
@@ -64,7 +64,7 @@ void DecodeCacheX86::flush() {
 // --- CPU ---------------------------------------------------------------------
 
 X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
-               const Perturbation& perturb, PageOwners& owners)
+               const Perturbation& perturb, PageOwners& owners, CodeViews& views)
     : id_(id),
       bus_(bus),
       cache_(cache),
@@ -75,7 +75,9 @@ X86Cpu::X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, co
       ram_base_(bus.ram().base()),
       ram_size_(bus.ram().size()),
       page_flags_(bus.ram().flag_table()),
-      owners_(owners) {
+      owners_(owners),
+      views_(views),
+      stale_(views.stale_flag(id)) {
   grants_.load(owners_, id_);
   s.gpr[7] = static_cast<uint64_t>(id);  // rdi = cpu number at reset
   fault_insn_.exec = nullptr;
@@ -188,6 +190,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   }
   ++traps_;
   halted_ = false;  // delivering an event ends HLT (SDM HLT)
+  // Delivering an interrupt or exception serialises: the handler (the
+  // kprobes engine's included) and the code it returns to are fetched anew.
+  serialize_code();
   const uint64_t taken = s.cycle;
   last_trap_cycle_ = step_start_ != ~0ull ? step_start_ : taken;
   step_start_ = ~0ull;
@@ -262,6 +267,7 @@ void X86Cpu::do_iretq(const Insn& i) {
   s.cycle += i.cycles;
   ++s.instret;
   stop_ = 0;  // IF may have changed
+  serialize_code();  // IRET serialises: what it returns to is fetched anew
 }
 
 void X86Cpu::do_hlt(const Insn& i) {
@@ -327,10 +333,27 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
     // An instruction reaching into the next page must be invalidated by
     // stores there too.
     const uint64_t last = rip + e->len - 1;
-    if ((last & ~uint64_t{DecodeCacheX86::kPageBytes - 1}) != fetch_base_ && bus_.ram().contains(last, 1))
-      bus_.ram().set_page_flag(last, kPageHasCode);
+    if ((last & ~uint64_t{DecodeCacheX86::kPageBytes - 1}) != fetch_base_) cache_.watch_page(last);
   }
   return *e;
+}
+
+// The instruction at `rip` as this CPU sees it. Bytes of stores it has not
+// seen yet are decoded on the fly (rare: a CPU is stale only between a
+// store into code and its next serialisation), everything else comes from
+// the shared cache as usual.
+const Insn& X86Cpu::fetch_stale(uint64_t rip) {
+  if (!views_.expire(id_, s.cycle)) {
+    stop_ = 0;  // the view has expired: the fast path again from the next slice
+    return fetch(rip);
+  }
+  if (!views_.overlaps(id_, rip, 15)) return fetch(rip);
+  uint8_t bytes[15];
+  const size_t n = views_.read(id_, rip, bytes, sizeof bytes);
+  if (n == 0) return fetch(rip);  // outside RAM: fetch() faults
+  stale_insn_ = decode(bytes, n, rip);
+  views_.note_fetch(id_, s.cycle, rip, stale_insn_.len);
+  return stale_insn_;
 }
 
 // Calls and returns between functions on different pages switch pages
@@ -432,17 +455,19 @@ void X86Cpu::loop_fast() {
   materialise_flags();
 }
 
-void X86Cpu::loop(uint64_t budget) {
+template <bool Stale>
+void X86Cpu::loop_as(uint64_t budget) {
   const bool plain = !budget && !(trace_insns_ && on_insn);
   while (s.cycle < stop_) {
     // The common case: no step budget, no tracing, no single-step or STI
-    // shadow pending: the fast path, until an instruction needs more.
-    if (plain && !(s.rflags & kTF) && !sti_shadow_) {
+    // shadow pending, no stale view of code: the fast path, until an
+    // instruction needs more.
+    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_) {
       loop_fast();
       if (s.cycle >= stop_) return;
     }
     // One careful step.
-    const Insn& in = fetch(s.rip);
+    const Insn& in = Stale ? fetch_stale(s.rip) : fetch(s.rip);
     if (!in.exec) {  // fetch outside RAM
       raise(kGP, "instruction fetch from unmapped address", true, 0);
       if (budget && --budget == 0) break;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "cpu/code_pages.hpp"
+#include "cpu/code_view.hpp"
 #include "cpu/cpu.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/perturb.hpp"
@@ -93,7 +94,7 @@ class DecodeCacheX86;
 class X86Cpu final : public Cpu {
  public:
   X86Cpu(int id, Bus& bus, DecodeCacheX86& cache, InterruptSource& irq, const TrapHookChain* hooks,
-         const Perturbation& perturb, PageOwners& owners);
+         const Perturbation& perturb, PageOwners& owners, CodeViews& views);
 
   // Cpu interface.
   Isa isa() const override { return Isa::x86_64; }
@@ -117,6 +118,16 @@ class X86Cpu final : public Cpu {
   void advance_idle(uint64_t to_cycle) override { if (to_cycle > s.cycle) s.cycle = to_cycle; }
   void interrupts_changed() override { stop_ = 0; }
   void request_stop() override { stop_requested_ = true; stop_ = 0; }
+  // What every serialising event of the model does (serialize_code() and
+  // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
+  // Back to the fast path at once when that ends a view.
+  void serialize_code() override {
+    if (!*stale_) return;
+    views_.serialize(id_, s.cycle);
+    stop_ = 0;
+  }
+  size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
+  bool code_view_stale() const override { return views_.stale(id_); }
 
   State s;
 
@@ -360,11 +371,19 @@ class X86Cpu final : public Cpu {
   static constexpr uint64_t kCodePage = 4096;
   void materialise_slow();
   const Insn& fetch(uint64_t rip);
+  // fetch() for a CPU with a stale view: the instruction its view holds.
+  const Insn& fetch_stale(uint64_t rip);
   const Fast* fast_slow(uint64_t rip);
   CodePage* code_page(uint64_t base);
   bool check_interrupts();
   bool prepare(uint64_t until);
-  void loop(uint64_t step_budget);
+  // The loop, for a CPU without (Stale false) or with a stale view of code:
+  // decided once per loop, as anything that changes the view ends the
+  // slice (stop_ = 0). Never inlined: the per-step callers (stepping, the
+  // reference schedule) stay as small as they were.
+  void loop(uint64_t step_budget) { *stale_ ? loop_as<true>(step_budget) : loop_as<false>(step_budget); }
+  template <bool Stale>
+  [[gnu::noinline]] void loop_as(uint64_t step_budget);
   // The run()/step() skeleton (cpu/slice.hpp) and this core's parts of it.
   friend struct ksim::Slice;
   void begin_slice() {
@@ -398,6 +417,9 @@ class X86Cpu final : public Cpu {
   uint64_t ram_base_, ram_size_;
   const uint8_t* page_flags_;
   PageOwners& owners_;
+  CodeViews& views_;
+  const uint8_t* stale_;  // views_.stale(id_), one load away
+  Insn stale_insn_{};  // what fetch_stale() decoded from the stale view
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
@@ -438,9 +460,13 @@ class X86Cpu final : public Cpu {
 class DecodeCacheX86 {
  public:
   static constexpr unsigned kPageBytes = CodePage::kBytes;
-  explicit DecodeCacheX86(Bus& bus);
+  // `views`: the relaxed code model's stale views, told of new code pages.
+  explicit DecodeCacheX86(Bus& bus, CodeViews* views = nullptr);
   // The entries of the RAM page at `page_base` (created on demand).
   CodePage* page(uint64_t page_base);
+  // Marks the page of `addr` as holding code without creating entries (a
+  // page an instruction reaches into).
+  void watch_page(uint64_t addr) { pages_.watch(addr & ~uint64_t{kPageBytes - 1}); }
   void invalidate(uint64_t addr, uint64_t size);
   void flush();
 

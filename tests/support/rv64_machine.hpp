@@ -16,7 +16,9 @@ class Rv64Machine {
   static constexpr uint64_t kCode = memmap::kRamBase;
   static constexpr uint64_t kData = memmap::kRamBase + 0x10000;
 
-  explicit Rv64Machine(int cpus = 1) : m_(config(cpus)) {
+  // `model`: tests of the shared decode cache's coherence, which store into
+  // code without fence.i, run under CodeModel::strict.
+  explicit Rv64Machine(int cpus = 1, CodeModel model = CodeModel::relaxed) : m_(config(cpus, model)) {
     m_.trap_hooks().add(0, [this](Cpu&, const TrapInfo& t) {
       if (!t.interrupt && t.cause == rv64::kBreakpoint && t.pc == stop_at_) {
         m_.request_stop("test end");
@@ -61,9 +63,10 @@ class Rv64Machine {
   void set_stop(uint64_t addr) { stop_at_ = addr; }
 
  private:
-  static MachineConfig config(int cpus) {
+  static MachineConfig config(int cpus, CodeModel model) {
     MachineConfig c;
     c.cpus = cpus;
+    c.code_model = model;
     c.ram_size = 16ull << 20;
     c.max_cycles = 10'000'000;
     return c;

@@ -18,7 +18,8 @@
 
 namespace ksim::ui {
 
-inline constexpr int kEventKinds = static_cast<int>(EventKind::probe) + 1;
+// Every kind the stream has, the last one included (an index per kind).
+inline constexpr int kEventKinds = static_cast<int>(EventKind::code_sync) + 1;
 
 struct EventRec {
   uint64_t cycle = 0;

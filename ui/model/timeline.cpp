@@ -215,6 +215,12 @@ std::string describe_event(const EventLog& log, size_t i, const SymbolTable& sym
     case EventKind::exit: s += "exit: " + log.text(r); break;
     case EventKind::probe: s += "probe " + log.text(r) + " at " + syms.format(r.a); break;
     case EventKind::insn: s += "instruction"; break;
+    case EventKind::probe_op: s += "probe operation: " + log.text(r); break;
+    case EventKind::stale_fetch:
+      s += "stale fetch at " + syms.format(r.a) + " (does not see CPU " + std::to_string(static_cast<int64_t>(r.c)) +
+           "'s store of cycle " + std::to_string(r.b) + ")";
+      break;
+    case EventKind::code_sync: s += "code sync (" + std::to_string(r.a) + " stale stores dropped)"; break;
   }
   return s;
 }

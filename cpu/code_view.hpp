@@ -1,0 +1,136 @@
+// Code as each CPU sees it (--code-model, docs/CODE_MODEL.md).
+//
+// The decode caches are shared and always hold what memory holds. Under
+// the relaxed model each CPU also has a *stale view*: the old bytes of
+// stores into code that it may not see yet, each with the cycle it was made
+// at. A CPU with a stale view leaves its fast path and fetches through its
+// core's slow path, which overlays the view on memory and decodes outside
+// the shared cache; it drops the view when it serialises (x86) or executes
+// fence.i (RV64), and each stored range when it expires
+// (timing::kStaleCodeMaxCycles). A CPU with an empty view runs exactly as
+// under the strict model: nothing here is consulted per instruction.
+//
+// The old bytes come from a copy of each code page taken when the page
+// became a code page and kept equal to memory by the store notifications
+// (the bus notifies after a store, when the old bytes are gone): 4 KiB per
+// page that holds code, nothing under the strict model.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cpu/code_model.hpp"
+#include "cpu/timing.hpp"
+#include "mem/bus.hpp"
+
+namespace ksim {
+
+// One store a CPU does not see yet: the bytes at [addr, addr+len) before
+// it, who made it and when.
+struct StaleRange {
+  uint64_t addr = 0;
+  uint64_t store_cycle = 0;
+  int32_t storer = 0;
+  uint8_t len = 0;
+  bool reported = false;  // a stale_fetch event was emitted for it
+  uint8_t old[timing::kCodeStoreGranule] = {};
+  uint64_t expiry() const { return store_cycle + timing::kStaleCodeMaxCycles; }
+};
+
+// The stale views of a machine's CPUs, shared by its cores.
+class CodeViews {
+ public:
+  // `storer_sees_own`: whether a CPU sees its own stores at once (x86) or
+  // only after it synchronises like everyone else (RV64's fence.i).
+  CodeViews(Bus& bus, int cpus, CodeModel model, bool storer_sees_own);
+  CodeViews(const CodeViews&) = delete;
+  CodeViews& operator=(const CodeViews&) = delete;
+
+  CodeModel model() const { return model_; }
+  // The page holding `addr` became a code page (CodePages::watch): copy
+  // its bytes.
+  void watch(uint64_t addr);
+
+  // Whether `cpu` has any stale range (the cores test this where they
+  // already leave their fast paths).
+  bool stale(int cpu) const { return stale_[static_cast<size_t>(cpu)]; }
+  // The same as one byte a core keeps a pointer to: its per-step test is
+  // one load (stepping and the reference schedule test it every step).
+  const uint8_t* stale_flag(int cpu) const { return &stale_[static_cast<size_t>(cpu)]; }
+  // Drops the ranges of `cpu` that have expired at `cycle`; true when its
+  // view is still stale.
+  bool expire(int cpu, uint64_t cycle) {
+    View& v = views_[static_cast<size_t>(cpu)];
+    if (cycle >= v.min_expiry) drop_expired(v, cycle);
+    return !v.ranges.empty();
+  }
+  // Whether a stale range of `cpu` overlaps [addr, addr+len).
+  bool overlaps(int cpu, uint64_t addr, unsigned len) const;
+  // The bytes `cpu`'s next fetch at `addr` would see: memory overlaid with
+  // its stale view (the oldest store's old bytes win). Returns the bytes
+  // read: up to `n`, fewer at the end of RAM, 0 outside it.
+  size_t read(int cpu, uint64_t addr, uint8_t* out, size_t n) const;
+  // `cpu` executes the instruction at [addr, addr+len) from its view, at
+  // `cycle`: when that differs from memory, each stale range behind the
+  // difference is reported once (on_stale_fetch).
+  void note_fetch(int cpu, uint64_t cycle, uint64_t addr, unsigned len);
+  // Drops the whole view of `cpu` (it serialised at `cycle`); reports a
+  // non-empty one (on_sync).
+  void serialize(int cpu, uint64_t cycle);
+
+  // A CPU's view gained its first range: it must leave its fast path (the
+  // platform ends its slice).
+  std::function<void(int cpu)> on_stale;
+  // Whether the CPU has fetched anything since reset: one that has not
+  // holds no copy of any code, so stores before its first instruction
+  // (a probe registered before the run) are simply there when it starts.
+  // Unset: every CPU has.
+  std::function<bool(int cpu)> has_run;
+  // Events (sim/events.hpp: stale_fetch, code_sync); unset, nothing is built.
+  std::function<void(int cpu, uint64_t cycle, uint64_t addr, const StaleRange&)> on_stale_fetch;
+  std::function<void(int cpu, uint64_t cycle, uint64_t ranges)> on_sync;
+
+  // Checkpoints: the views are machine state; the page copies follow RAM.
+  const std::vector<StaleRange>& ranges(int cpu) const { return views_[static_cast<size_t>(cpu)].ranges; }
+  void set_ranges(int cpu, std::vector<StaleRange> r);
+  // RAM was replaced (a checkpoint restore): copies from RAM again.
+  void resync();
+  // Where the code is: the loaded image's executable segments, [start,
+  // end) pairs. Only stores there leave stale views, so data that shares
+  // a page with code (small guests link .data right after .text) never
+  // makes a CPU stale. Empty (no image, or one without segment flags):
+  // any store into a code page may.
+  void set_code_ranges(std::vector<std::pair<uint64_t, uint64_t>> r) { code_ranges_ = std::move(r); }
+  const std::vector<std::pair<uint64_t, uint64_t>>& code_ranges() const { return code_ranges_; }
+  uint64_t stores_recorded() const { return stores_recorded_; }
+
+ private:
+  struct View {
+    std::vector<StaleRange> ranges;  // in store order, oldest first
+    uint64_t min_expiry = ~uint64_t{0};
+  };
+  void on_store(const Accessor& who, uint64_t addr, unsigned size);
+  void store_piece(const Accessor& who, uint64_t addr, unsigned len);
+  void add(int cpu, const StaleRange& r);
+  bool in_code(uint64_t addr, unsigned len) const;
+  void drop_expired(View& v, uint64_t cycle);
+  // After any change to v's ranges: its earliest expiry and stale flag.
+  void recompute(View& v);
+  uint8_t* copy_of(uint64_t addr);
+
+  Bus& bus_;
+  CodeModel model_;
+  bool storer_sees_own_;
+  std::vector<View> views_;
+  std::unique_ptr<uint8_t[]> stale_;  // per CPU: its view is not empty
+  std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;
+  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+  uint64_t last_base_ = ~uint64_t{0};  // copy_of()'s last page
+  uint8_t* last_copy_ = nullptr;
+  uint64_t stores_recorded_ = 0;
+};
+
+}  // namespace ksim

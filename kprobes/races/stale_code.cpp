@@ -1,0 +1,105 @@
+// stale-code-x86 and rv64-no-fence-i: a kprobe armed and later disarmed
+// during the run, by CPU 0, on the kernel's hottest function, under the
+// relaxed code model (docs/CODE_MODEL.md: a CPU may execute bytes it
+// fetched before another CPU rewrote them until it serialises, on RV64
+// until it executes fence.i).
+//   correct: the ISA's protocol: x86 text_poke and its sync IPIs (every
+//            other CPU runs sync_core before the caller goes on); RV64
+//            patch_text (stop_machine, every hart runs fence.i).
+//   broken:  x86: no sync IPIs; RV64: only the hart that patched runs
+//            fence.i.
+// Invariant: after a patch operation returns ("patch-done"), no CPU
+// executes the bytes it replaced (the original instruction after the arm,
+// the breakpoint after the disarm).
+#include <cstdio>
+#include <cstring>
+
+#include "cpu/hex.hpp"
+#include "kprobes/engine.hpp"
+#include "kprobes/events/probe_script.hpp"
+#include "kprobes/op_queue.hpp"
+#include "kprobes/races/race.hpp"
+#include "kprobes/session.hpp"
+
+namespace ksim::race {
+
+namespace {
+
+struct StaleChecker : EventObserver {
+  Machine* m = nullptr;
+  Outcome* out = nullptr;
+  uint64_t addr = 0;
+  uint64_t orig = 0, bp = 0, mask = 0;  // the replaced encodings, little-endian
+  int state = 0;            // 0: nothing done yet, 1: armed, 2: disarmed
+  uint64_t done_at = 0;     // when the last patch returned
+  bool wants_insns() const override { return true; }
+  void on_event(const Event& e) override {
+    if (out->violated || e.a != addr) return;
+    if (e.kind == EventKind::probe && e.text == "arm" && !mask) {
+      // The probe's own bytes: the original and its breakpoint (x86 int3;
+      // RV64 ebreak, or c.ebreak over a compressed instruction).
+      orig = e.b;
+      bp = e.c;
+      const unsigned len = m->config().isa == Isa::x86_64 ? 1 : (bp & 3) == 3 ? 4 : 2;
+      mask = (uint64_t{1} << (8 * len)) - 1;
+      return;
+    }
+    if (e.kind == EventKind::probe && e.text == "patch-done") {
+      state = e.b == 1 ? 1 : 2;
+      done_at = e.cycle;
+      return;
+    }
+    if (e.kind != EventKind::insn || state == 0) return;
+    const uint64_t replaced = state == 1 ? orig : bp;
+    if ((e.b & mask) != (replaced & mask)) return;
+    out->violated = true;
+    out->cycle = e.cycle;
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "cycle %llu: cpu %d executed %s at %s, replaced by the %s that returned at cycle %llu (stale code)",
+                  static_cast<unsigned long long>(e.cycle), e.cpu,
+                  state == 1 ? "the original instruction" : "the removed breakpoint", hex(addr).c_str(),
+                  state == 1 ? "arming" : "disarming", static_cast<unsigned long long>(done_at));
+    out->violation = buf;
+    m->request_stop("race violation: " + out->violation);
+  }
+};
+
+}  // namespace
+
+Outcome stale_code(const ElfImage& kernel, const Options& o) {
+  MachineConfig cfg;
+  cfg.isa = o.isa;
+  cfg.cpus = o.cpus;
+  cfg.seed = o.seed;
+  cfg.code_model = CodeModel::relaxed;
+  Machine m(cfg);
+  m.load(kernel);
+  auto trace = attach_trace(m, o);
+  kprobes::Engine eng(m);
+  eng.set_patching(kprobes::default_patching(o.isa));
+  eng.patcher_control().set_omit_sync(o.broken);
+  kprobes::ProbeSession session(eng, nullptr);
+  const uint64_t start = 200'000 + (o.seed * 7'919) % 10'000;
+  const std::string script = "@" + std::to_string(start) + " p:sc fib_recursive\n@" + std::to_string(start + 30'000) +
+                             " -:sc\n";
+  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "stale-code", eng.arch()), 0,
+                          "stale-code");
+  Outcome out;
+  StaleChecker chk;
+  chk.m = &m;
+  chk.out = &out;
+  const Symbol* fn = m.symbols().find("fib_recursive");
+  chk.addr = fn->addr;
+  m.events().add(&chk);
+  out.run = q.run_until(m, start + 60'000);
+  out.notes = std::string("kprobe on fib_recursive armed at cycle ") + std::to_string(start) + " and removed at " +
+              std::to_string(start + 30'000) + " by cpu 0 with " + kprobes::patching_name(eng.patching()) +
+              (o.broken ? (o.isa == Isa::x86_64 ? " without its sync IPIs" : " without fence.i on the other harts")
+                        : "") +
+              ", relaxed code model";
+  m.events().remove(&chk);
+  return out;
+}
+
+}  // namespace ksim::race
