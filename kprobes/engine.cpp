@@ -209,13 +209,21 @@ void Engine::write_point(ProbePoint& p, bool breakpoint, const Accessor& who) {
 void Engine::arm(ProbePoint& p) {
   if (p.armed) return;
   write_point(p, true, as_caller());
+  see_text_now();
   charge_caller(timing::kTextPokeCycles);
 }
 
 void Engine::disarm(ProbePoint& p) {
   if (!p.armed) return;
   write_point(p, false, as_caller());
+  see_text_now();
   charge_caller(timing::kTextPokeCycles);
+}
+
+// Instant patching means every CPU sees the new text at once, whatever the
+// code model: no CPU keeps a stale copy of what was just written.
+void Engine::see_text_now() {
+  for (int k = 0; k < m_.cpu_count(); ++k) m_.cpu(k).serialize_code();
 }
 
 void Engine::point_patched(ProbePoint& p) {
@@ -377,6 +385,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
       bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
       point->slot = slot;
       emit(m_.cpu(caller_cpu_), addr, "slot-write", slot);
+      if (!patcher_->deferring()) see_text_now();  // else the arming protocol's sync covers it
     }
     table_[addr] = point;
   }

@@ -195,6 +195,7 @@ class Engine final : public HostAgent {
   // (ProbeOpQueue, the debugger) bracket their calls with begin_op/end_op;
   // calls outside an operation (before the run, tests) patch at once.
   void set_patching(Patching p) { patcher_->set_mode(p); }
+  Patcher& patcher_control() { return *patcher_; }
   Patching patching() const { return patcher_->mode(); }
   void begin_op(int caller) {
     set_caller_cpu(caller);
@@ -259,6 +260,7 @@ class Engine final : public HostAgent {
   void arm(ProbePoint& p);
   void disarm(ProbePoint& p);
   void update_arming(ProbePoint& p);
+  void see_text_now();
   void charge_caller(uint64_t cycles);
   void emit(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0) {
     if (!m_.events().empty()) emit_event(cpu, addr, what, b, c);

@@ -72,6 +72,10 @@ class Patcher {
   explicit Patcher(Engine& e);
 
   void set_mode(Patching p) { mode_ = p; }
+  // Broken on purpose, for `ksim race stale-code-x86` / `rv64-no-fence-i`:
+  // text_poke sends no sync IPIs; under stop_machine only the CPU that
+  // patched serialises (no fence.i on the other harts).
+  void set_omit_sync(bool on) { omit_sync_ = on; }
   Patching mode() const { return mode_; }
 
   // Probe operations bracket their arming work: between begin_op() and
@@ -170,6 +174,7 @@ class Patcher {
   Engine& e_;
   Patching mode_ = Patching::instant;
   bool available_ = false;
+  bool omit_sync_ = false;
   int op_depth_ = 0;
   int op_caller_ = 0;
   bool op_online_ = false;

@@ -60,9 +60,11 @@ class X86Platform final : public Platform {
       // `raw`: the instruction's first (up to) 8 bytes, little-endian
       // (docs/X86.md); x86 instructions are up to 15 bytes long.
       c->on_insn = [this](const x86::X86Cpu& cpu, const x86::Insn& in) {
+        // The bytes this CPU executed: memory as its (possibly stale) view
+        // of code shows it (cpu/code_view.hpp).
         uint64_t raw = 0;
         const unsigned n = std::min<unsigned>(in.len, 8);
-        if (!m_.bus().read_bytes(cpu.pc(), &raw, n)) raw = 0;
+        if (cpu.fetch_view(cpu.pc(), reinterpret_cast<uint8_t*>(&raw), n) != n) raw = 0;
         m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, 0, ""});
       };
       cpus_.push_back(std::move(c));

@@ -8,6 +8,7 @@ namespace ksim::race {
 Outcome torn_write(const ElfImage& kernel, const Options& o);
 Outcome sail_past(const ElfImage& kernel, const Options& o);
 Outcome slot_reuse(const ElfImage& kernel, const Options& o);
+Outcome stale_code(const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {
@@ -19,6 +20,14 @@ const std::vector<Scenario>& scenarios() {
        "probes removed and defined again while CPUs step in their slots: a freed slot waits for its grace "
        "period (correct) or is reused at once (broken); no slot may change under a CPU stepping in it",
        true, true, slot_reuse},
+      {"stale-code-x86",
+       "a kprobe armed and disarmed under the relaxed code model with text_poke and its sync IPIs (correct) or "
+       "without them (broken); after a patch returns no CPU may execute the bytes it replaced",
+       true, false, stale_code},
+      {"rv64-no-fence-i",
+       "the same with patch_text under stop_machine, every hart running fence.i (correct) or only the one that "
+       "patched (broken)",
+       false, true, stale_code},
       {"torn-write",
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",

@@ -49,6 +49,8 @@ struct StaleChecker : EventObserver {
       done_at = e.cycle;
       return;
     }
+    // While a patch is under way either version may run.
+    if (e.kind == EventKind::probe && e.text == "patch-begin") state = 0;
     if (e.kind != EventKind::insn || state == 0) return;
     const uint64_t replaced = state == 1 ? orig : bp;
     if ((e.b & mask) != (replaced & mask)) return;
