@@ -25,8 +25,6 @@ struct Options {
   std::string trace;  // a --trace file (JSON Lines, with instructions), or empty
 };
 
-// Attaches the --trace writer, if asked, to a scenario's machine.
-std::unique_ptr<EventObserver> attach_trace(Machine& m, const Options& o);
 
 struct Outcome {
   bool violated = false;
@@ -35,6 +33,17 @@ struct Outcome {
   RunResult run;          // how the run ended
   std::string notes;      // what the run did (one line each)
 };
+
+// A scenario's machine: the options' ISA, CPUs and seed, the kernel
+// loaded, the --trace writer attached if asked.
+struct Rig {
+  Machine m;
+  std::unique_ptr<EventObserver> trace;
+  Rig(const ElfImage& kernel, const Options& o);
+};
+
+// Records a violation (the first one counts) and stops the run there.
+void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what);
 
 struct Scenario {
   const char* name;

@@ -36,11 +36,29 @@ const std::vector<Scenario>& scenarios() {
   return list;
 }
 
-std::unique_ptr<EventObserver> attach_trace(Machine& m, const Options& o) {
-  if (o.trace.empty()) return nullptr;
-  auto w = std::make_unique<TraceWriter>(o.trace, true, &m.symbols());
-  m.events().add(w.get());
-  return w;
+namespace {
+MachineConfig config(const Options& o) {
+  MachineConfig cfg;
+  cfg.isa = o.isa;
+  cfg.cpus = o.cpus;
+  cfg.seed = o.seed;
+  return cfg;
+}
+}  // namespace
+
+Rig::Rig(const ElfImage& kernel, const Options& o) : m(config(o)) {
+  m.load(kernel);
+  if (o.trace.empty()) return;
+  trace = std::make_unique<TraceWriter>(o.trace, true, &m.symbols());
+  m.events().add(trace.get());
+}
+
+void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what) {
+  if (out.violated) return;
+  out.violated = true;
+  out.cycle = cycle;
+  out.violation = what;
+  m.request_stop("race violation: " + what);
 }
 
 const Scenario* find(const std::string& name) {

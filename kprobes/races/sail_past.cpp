@@ -34,8 +34,6 @@ struct SailChecker : EventObserver {
       return;
     }
     if (e.kind != EventKind::insn || (e.b & 0xff) == bp || stepping_here[static_cast<size_t>(e.cpu)]) return;
-    out->violated = true;
-    out->cycle = e.cycle;
     std::string steppers;
     for (size_t k = 0; k < stepping_here.size(); ++k)
       if (stepping_here[k]) steppers += (steppers.empty() ? "cpu " : ", cpu ") + std::to_string(k);
@@ -45,21 +43,15 @@ struct SailChecker : EventObserver {
                   "in place: neither a hit nor counted in nmissed",
                   static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str(),
                   steppers.empty() ? "another CPU" : steppers.c_str());
-    out->violation = buf;
-    m->request_stop("race violation: " + out->violation);
+    violate(*out, *m, e.cycle, buf);
   }
 };
 
 }  // namespace
 
 Outcome sail_past(const ElfImage& kernel, const Options& o) {
-  MachineConfig cfg;
-  cfg.isa = o.isa;
-  cfg.cpus = o.cpus;
-  cfg.seed = o.seed;
-  Machine m(cfg);
-  m.load(kernel);
-  auto trace = attach_trace(m, o);
+  Rig rig(kernel, o);
+  Machine& m = rig.m;
   kprobes::Engine eng(m, kprobes::StepMode::classic);
   if (o.broken && !eng.set_step_in_place(true)) throw std::runtime_error("sail-past: in-place stepping is x86 classic");
   kprobes::Kprobe kp;

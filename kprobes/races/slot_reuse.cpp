@@ -45,14 +45,11 @@ struct SlotChecker : EventObserver {
     } else if (e.text == "slot-write" || e.text == "slot-free") {
       for (size_t k = 0; k < in_slot.size(); ++k) {
         if (!in_slot[k] || in_slot[k] != e.b) continue;
-        out->violated = true;
-        out->cycle = e.cycle;
         char buf[200];
         std::snprintf(buf, sizeof buf, "cycle %llu: cpu %d %s slot %s while cpu %zu was stepping in it",
                       static_cast<unsigned long long>(e.cycle), e.cpu,
                       e.text == "slot-free" ? "refilled (freed)" : "wrote a new copy into", hex(e.b).c_str(), k);
-        out->violation = buf;
-        m->request_stop("race violation: " + out->violation);
+        violate(*out, *m, e.cycle, buf);
         return;
       }
     }
@@ -62,13 +59,8 @@ struct SlotChecker : EventObserver {
 }  // namespace
 
 Outcome slot_reuse(const ElfImage& kernel, const Options& o) {
-  MachineConfig cfg;
-  cfg.isa = o.isa;
-  cfg.cpus = o.cpus;
-  cfg.seed = o.seed;
-  Machine m(cfg);
-  m.load(kernel);
-  auto trace = attach_trace(m, o);
+  Rig rig(kernel, o);
+  Machine& m = rig.m;
   kprobes::Engine eng(m);
   eng.set_patching(kprobes::Patching::instant);
   eng.set_slot_grace(!o.broken);

@@ -54,30 +54,21 @@ struct StaleChecker : EventObserver {
     if (e.kind != EventKind::insn || state == 0) return;
     const uint64_t replaced = state == 1 ? orig : bp;
     if ((e.b & mask) != (replaced & mask)) return;
-    out->violated = true;
-    out->cycle = e.cycle;
     char buf[240];
     std::snprintf(buf, sizeof buf,
                   "cycle %llu: cpu %d executed %s at %s, replaced by the %s that returned at cycle %llu (stale code)",
                   static_cast<unsigned long long>(e.cycle), e.cpu,
                   state == 1 ? "the original instruction" : "the removed breakpoint", hex(addr).c_str(),
                   state == 1 ? "arming" : "disarming", static_cast<unsigned long long>(done_at));
-    out->violation = buf;
-    m->request_stop("race violation: " + out->violation);
+    violate(*out, *m, e.cycle, buf);
   }
 };
 
 }  // namespace
 
 Outcome stale_code(const ElfImage& kernel, const Options& o) {
-  MachineConfig cfg;
-  cfg.isa = o.isa;
-  cfg.cpus = o.cpus;
-  cfg.seed = o.seed;
-  cfg.code_model = CodeModel::relaxed;
-  Machine m(cfg);
-  m.load(kernel);
-  auto trace = attach_trace(m, o);
+  Rig rig(kernel, o);  // the relaxed code model: the machine's default
+  Machine& m = rig.m;
   kprobes::Engine eng(m);
   eng.set_patching(kprobes::default_patching(o.isa));
   eng.patcher_control().set_omit_sync(o.broken);

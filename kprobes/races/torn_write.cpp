@@ -24,26 +24,18 @@ struct SiteChecker : EventObserver {
     if (e.kind != EventKind::insn || e.a != site || out->violated) return;
     const uint64_t five = e.b & 0xff'ffff'ffffull;
     if ((e.b & 0xff) == 0xcc || five == old5 || five == new5) return;
-    out->violated = true;
-    out->cycle = e.cycle;
     char buf[160];
     std::snprintf(buf, sizeof buf, "cycle %llu: cpu %d fetched %010llx at ksim_patch_site (%s), neither the nop "
                   "%010llx nor the jmp %010llx",
                   static_cast<unsigned long long>(e.cycle), e.cpu, static_cast<unsigned long long>(five),
                   hex(site).c_str(), static_cast<unsigned long long>(old5), static_cast<unsigned long long>(new5));
-    out->violation = buf;
-    m->request_stop("race violation: " + out->violation);
+    violate(*out, *m, e.cycle, buf);
   }
 };
 
 Outcome run_torn_write(const ElfImage& kernel, const Options& o) {
-  MachineConfig cfg;
-  cfg.isa = o.isa;
-  cfg.cpus = o.cpus;
-  cfg.seed = o.seed;
-  Machine m(cfg);
-  m.load(kernel);
-  auto trace = attach_trace(m, o);
+  Rig rig(kernel, o);
+  Machine& m = rig.m;
   kprobes::Engine eng(m);
   Outcome out;
   const Symbol* site = m.symbols().find("ksim_patch_site");
