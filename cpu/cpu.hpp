@@ -56,6 +56,12 @@ class Cpu {
   virtual size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const = 0;
   // Whether it currently holds a stale view of some code.
   virtual bool code_view_stale() const = 0;
+  // Takes a breakpoint exception at the current PC as if the instruction
+  // there had raised it (x86 #BP with the saved RIP after a one-byte int3;
+  // RV64 cause 3, mepc = PC): the trap hooks first, then the guest. For a
+  // host component that hands a breakpoint to the guest from outside the
+  // CPU's own trap (`ksim race stray-trap`'s broken variant).
+  virtual void raise_breakpoint() = 0;
 };
 
 }  // namespace ksim

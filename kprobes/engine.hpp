@@ -181,6 +181,10 @@ class Engine final : public HostAgent {
   // reusable at once, without waiting until every CPU that was inside the
   // engine has left it.
   void set_slot_grace(bool on) { slot_grace_ = on; }
+  // Broken on purpose, for `ksim race stray-trap` only: a breakpoint trap
+  // whose probe is gone (and whose breakpoint too) is handed to the guest
+  // as not a kprobe's, instead of re-executing the original instruction.
+  void set_stray_as_foreign(bool on) { stray_as_foreign_ = on; }
 
   // Set before the run (the lock is part of the hit path's state).
   void set_locking(Locking l) { locking_ = l; }
@@ -315,6 +319,7 @@ class Engine final : public HostAgent {
   Locking locking_ = Locking::rcu;
   bool step_in_place_ = false;
   bool slot_grace_ = true;
+  bool stray_as_foreign_ = false;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }
   int lock_owner_ = -1;
   uint64_t lock_free_at_ = 0;

@@ -215,6 +215,16 @@ void Engine::do_lookup(Cpu& cpu, CtlBlk& cb) {
     bool foreign = readable && arch_->is_breakpoint(bytes);
     cpu.set_pc(addr);
     arch_->restore(cpu, cb.trap_flags);
+    if (!foreign && stray_as_foreign_) {
+      // Broken on purpose (ksim race stray-trap), as kprobes before the
+      // stray check: not ours, so the kernel's own int3 handling gets it.
+      cb.pass_once_at = addr;
+      emit(cpu, addr, "foreign");
+      end_busy(cb);
+      cpu.add_cycles(timing::kKprobeLookupCycles);
+      cpu.raise_breakpoint();
+      return;
+    }
     if (foreign) {
       cb.pass_once_at = addr;
       emit(cpu, addr, "foreign");

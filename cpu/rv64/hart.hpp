@@ -87,6 +87,7 @@ class Hart final : public Cpu {
   void serialize_code() override;
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
   bool code_view_stale() const override { return views_.stale(id_); }
+  void raise_breakpoint() override { raise(kBreakpoint, s.pc); }
 
   // --- Observation ---------------------------------------------------------
   struct TrapRecord {

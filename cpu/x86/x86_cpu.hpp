@@ -128,6 +128,7 @@ class X86Cpu final : public Cpu {
   }
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
   bool code_view_stale() const override { return views_.stale(id_); }
+  void raise_breakpoint() override { deliver(kBP, s.rip + 1, false, "int3"); }
 
   State s;
 

@@ -9,6 +9,7 @@ Outcome torn_write(const ElfImage& kernel, const Options& o);
 Outcome sail_past(const ElfImage& kernel, const Options& o);
 Outcome slot_reuse(const ElfImage& kernel, const Options& o);
 Outcome stale_code(const ElfImage& kernel, const Options& o);
+Outcome stray_trap(const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {
@@ -28,6 +29,11 @@ const std::vector<Scenario>& scenarios() {
        "the same with patch_text under stop_machine, every hart running fence.i (correct) or only the one that "
        "patched (broken)",
        false, true, stale_code},
+      {"stray-trap",
+       "a probe removed between a CPU's breakpoint trap and its lookup: the original instruction re-executed "
+       "(correct) or the trap handed to the kernel as not a kprobe's (broken); no probe's breakpoint may reach "
+       "the guest",
+       true, true, stray_trap},
       {"torn-write",
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",

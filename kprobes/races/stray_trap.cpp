@@ -1,0 +1,74 @@
+// stray-trap: a kprobe on the kernel's hottest function is removed and
+// defined again every 5,000 cycles, patched as Linux 2.6.9 did (a plain
+// write, no synchronisation: --kprobes-patching instant), so a CPU can take
+// the breakpoint trap and find, when it looks the address up, that another
+// CPU has just removed the probe and put the original instruction back.
+//   correct: Linux's stray rule: no probe and no breakpoint there any more,
+//            so re-execute the original instruction.
+//   broken:  the trap is treated as not a kprobe's and handed to the kernel,
+//            which has no business with it (its int3/ebreak handler panics).
+// Invariant: no probe's breakpoint trap reaches the guest.
+#include <cstdio>
+#include <set>
+
+#include "cpu/hex.hpp"
+#include "kprobes/engine.hpp"
+#include "kprobes/events/probe_script.hpp"
+#include "kprobes/op_queue.hpp"
+#include "kprobes/races/race.hpp"
+#include "kprobes/session.hpp"
+
+namespace ksim::race {
+
+namespace {
+
+struct StrayChecker : EventObserver {
+  Machine* m = nullptr;
+  Outcome* out = nullptr;
+  uint64_t addr = 0, cause = 0;
+  void on_event(const Event& e) override {
+    if (out->violated || e.kind != EventKind::trap || e.sub != 0) return;  // delivered to the guest
+    if (e.a != cause || e.c != addr) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "cycle %llu: cpu %d: the breakpoint trap at %s (fib_recursive) reached the guest: its probe had "
+                  "just been removed and the original instruction put back",
+                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str());
+    violate(*out, *m, e.cycle, buf);
+  }
+};
+
+}  // namespace
+
+Outcome stray_trap(const ElfImage& kernel, const Options& o) {
+  Rig rig(kernel, o);
+  Machine& m = rig.m;
+  kprobes::Engine eng(m);
+  eng.set_patching(kprobes::Patching::instant);
+  eng.set_stray_as_foreign(o.broken);
+  kprobes::ProbeSession session(eng, nullptr);
+  const uint64_t start = 180'000 + (o.seed * 7'919) % 5'000;
+  std::string script = "@" + std::to_string(start) + " p:t0 fib_recursive\n";
+  for (int i = 1; i < 25; ++i) {
+    const uint64_t at = start + static_cast<uint64_t>(i) * 5'000;
+    script += "@" + std::to_string(at) + " -:t" + std::to_string(i - 1) + "\n";
+    script += "@" + std::to_string(at + 1'000) + " p:t" + std::to_string(i) + " fib_recursive\n";
+  }
+  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "stray-trap", eng.arch()), 0,
+                          "stray-trap");
+  Outcome out;
+  StrayChecker chk;
+  chk.m = &m;
+  chk.out = &out;
+  chk.addr = m.symbols().find("fib_recursive")->addr;
+  chk.cause = 3;  // #BP (x86 vector 3) and RV64's breakpoint exception (cause 3) alike
+  m.events().add(&chk);
+  out.run = q.run_until(m, start + 26 * 5'000);
+  out.notes = std::string("kprobe on fib_recursive removed and defined again every 5,000 cycles from ") +
+              std::to_string(start) + ", instant patching; " + std::to_string(eng.stats().strays) + " stray traps" +
+              (o.broken ? " (handed to the guest)" : " (re-executed)");
+  m.events().remove(&chk);
+  return out;
+}
+
+}  // namespace ksim::race
