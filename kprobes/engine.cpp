@@ -56,6 +56,7 @@ Engine::Engine(Machine& m, StepMode mode)
   patcher_ = std::make_unique<Patcher>(*this);
   patcher_->set_mode(default_patching(m.config().isa));
   patcher_->set_available(layout_.can_patch_by_protocol());
+  rcu_ = std::make_unique<Rcu>(*this);
 }
 
 Engine::~Engine() {
@@ -226,13 +227,34 @@ void Engine::see_text_now() {
   for (int k = 0; k < m_.cpu_count(); ++k) m_.cpu(k).serialize_code();
 }
 
+// A removed point whose original bytes are back. During a run (the removal
+// went through a patching protocol) it is unpublished and its slot freed
+// after an RCU grace period, as unregister_kprobe's synchronize_rcu; a CPU
+// that trapped on it meanwhile still finds it.
 void Engine::point_patched(ProbePoint& p) {
-  if (p.removed && !p.armed && !p.retired) retire(p);
+  if (!p.removed || p.armed || p.retired) return;
+  if (!patcher_->deferring_now() || !rcu_->available()) {
+    retire(p);
+    return;
+  }
+  auto it = table_.find(p.addr);
+  if (it == table_.end() || it->second.get() != &p) {
+    retire(p);
+    return;
+  }
+  std::shared_ptr<ProbePoint> keep = it->second;
+  emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu");
+  // The callback runs inside an interrupt: it frees the slot, and the slot
+  // is refilled by the next collection (a CPU leaving the engine, or an
+  // allocation) rather than written from there.
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep] {
+    if (keep->removed && !keep->armed && !keep->retired) retire(*keep, false);
+  });
 }
 
 // Out of the table; its slot goes back once no CPU can still be stepping
 // in it.
-void Engine::retire(ProbePoint& p) {
+void Engine::retire(ProbePoint& p, bool reclaim_now) {
   p.retired = true;
   if (auto it = table_.find(p.addr); it != table_.end() && it->second.get() == &p) table_.erase(it);
   if (p.slot) {
@@ -240,7 +262,7 @@ void Engine::retire(ProbePoint& p) {
     // CPU could be stepping in the slot.
     static const std::vector<CtlBlk> kNobody;
     slots_.free(p.slot, slot_grace_ ? cpus_ : kNobody);
-    reclaim_slots();  // at once if no CPU is inside the engine
+    if (reclaim_now) reclaim_slots();  // at once if no CPU is inside the engine
   }
 }
 

@@ -30,6 +30,7 @@
 #include "kprobes/ctlblk.hpp"
 #include "kprobes/kprobe.hpp"
 #include "kprobes/patching.hpp"
+#include "kprobes/rcu.hpp"
 #include "kprobes/slots.hpp"
 #include "sim/machine.hpp"
 
@@ -219,8 +220,12 @@ class Engine final : public HostAgent {
   int text_poke_bp(uint64_t addr, const std::vector<uint8_t>& bytes, bool int3_protocol = true);
   // The run is over: finish queued patching at once (the text ends as the
   // probes' states say).
-  void finish_patching() { patcher_->flush(); }
+  void finish_patching() {
+    patcher_->flush();
+    rcu_->flush();
+  }
   const Patcher& patcher() const { return *patcher_; }
+  const Rcu& rcu() const { return *rcu_; }
 
   // HostAgent: a parked CPU's next phase.
   bool pending(int cpu) const override {
@@ -231,12 +236,13 @@ class Engine final : public HostAgent {
  private:
   friend struct HitPath;
   friend class Patcher;
+  friend class Rcu;
   // For the patcher: whether a point's breakpoint should be in memory;
   // writing it (or the original bytes) as `who`; a point's text is final.
   bool wants_breakpoint(const ProbePoint& p) const { return enabled_ && !p.removed && !p.all_disabled(); }
   void write_point(ProbePoint& p, bool breakpoint, const Accessor& who);
   void point_patched(ProbePoint& p);
-  void retire(ProbePoint& p);
+  void retire(ProbePoint& p, bool reclaim_now = true);
   HookResult on_trap(Cpu& cpu, const TrapInfo& t);
 
   // The batch forms: all or none (a failure unregisters the ones already
@@ -333,6 +339,7 @@ class Engine final : public HostAgent {
   int kretprobes_ = 0;
   std::unique_ptr<Kprobe> flush_probe_;
   std::unique_ptr<Patcher> patcher_;
+  std::unique_ptr<Rcu> rcu_;
 };
 
 }  // namespace ksim::kprobes

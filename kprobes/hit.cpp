@@ -18,7 +18,10 @@ HookResult Engine::stop(const std::string& why) {
 }
 
 HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
-  if (t.interrupt) return HookResult::pass;  // never while a hit owns the CPU: masked
+  if (t.interrupt) {  // (never while a hit owns the CPU: masked)
+    rcu_->on_interrupt(cpu, t.pc);
+    return HookResult::pass;
+  }
   if (!graveyard_.empty()) graveyard_.clear();
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu.id())];
   if (arch_->is_breakpoint_trap(t)) {

@@ -199,7 +199,9 @@ void Patcher::resume(Cpu& cpu) {
   for (;;) {
     bool more = false;
     if (pc.doing == Doing::job) {
+      in_job_ = true;
       more = step_job(cpu);
+      in_job_ = false;
     } else if (pc.doing == Doing::stopper) {
       more = step_stopper(cpu);
       if (!more) cpu.add_cycles(timing::kStopperSwitchCycles);  // back to the interrupted task

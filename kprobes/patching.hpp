@@ -89,6 +89,9 @@ class Patcher {
   // by hand before the run) cannot run a protocol; nor does any other CPU
   // run kernel text yet: its operation patches at once.
   bool deferring() const { return op_depth_ > 0 && protocol() && op_online_; }
+  // A protocol job is being executed (its effects are the run's, not an
+  // operation's made at once).
+  bool deferring_now() const { return in_job_ || deferring(); }
   // Online, as the kernel's cpu_online_mask (its per-CPU area is set up).
   bool online(int k) const;
   // The guest has what the protocols need (GuestLayout::can_patch_by_protocol);
@@ -175,6 +178,7 @@ class Patcher {
   Patching mode_ = Patching::instant;
   bool available_ = false;
   bool omit_sync_ = false;
+  bool in_job_ = false;
   int op_depth_ = 0;
   int op_caller_ = 0;
   bool op_online_ = false;

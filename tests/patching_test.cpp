@@ -33,8 +33,10 @@ struct Protocol : EventObserver {
   std::vector<Ev> ev;
   void on_event(const Event& e) override {
     if (e.kind != EventKind::probe) return;
-    static const char* const kinds[] = {"patch-begin", "patch-done", "arm",     "disarm",           "sync-ack",
-                                        "sync_core",   "fence.i",    "stop_machine", "stop_machine-done"};
+    static const char* const kinds[] = {"patch-begin", "patch-done",        "arm",      "disarm",
+                                        "sync-ack",    "sync_core",         "fence.i",  "stop_machine",
+                                        "stop_machine-done", "synchronize_rcu", "gp-start", "rcu-qs",
+                                        "gp-end"};
     for (const char* k : kinds)
       if (e.text == k) ev.push_back(Ev{e.cycle, e.cpu, e.text, e.b, e.c});
   }
@@ -367,4 +369,65 @@ TEST_CASE("text_poke_bp turns a live 5-byte nop into a jmp: no CPU fetches a tor
   CHECK(rig.eng->text_poke_bp(site, {0x90}) < 0);
   KprobeRig rv(kernel_image(Isa::rv64), 1);
   CHECK(rv.eng->text_poke_bp(rv.sym("do_fork"), {0x13, 0, 0, 0}) < 0);
+}
+
+TEST_CASE("unregistering waits for an RCU grace period made of the kernel's own quiescent states, which a CPU "
+          "spinning with interrupts off holds up",
+          "[kprobes][patching][rcu]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64})
+    for (bool spin : {false, true}) {
+      Run r(isa, 4, kprobes::default_patching(isa));
+      const uint64_t remove_at = 400'000, off = 40'000;
+      r.op("p:pf do_fork", 300'000, 0);
+      struct Irq : EventObserver {
+        uint64_t from = 0, first = 0;
+        void on_event(const Event& e) override {
+          if (e.kind == EventKind::interrupt && e.cpu == 2 && e.cycle >= from && !first) first = e.cycle;
+        }
+      } irq;
+      if (spin) irq.from = remove_at + 2'000;  // after the disarm: the spin meets the grace period
+      r.op("-:pf", remove_at, 0);
+      if (spin) {
+        r.rig.m.events().add(&irq);
+        r.irqoff(2, off, irq.from);
+      }
+      r.finish();
+      INFO(isa_name(isa) << (spin ? " with CPU 2 spinning" : ""));
+      REQUIRE(r.rig.passed(r.result));
+      // The removal: disarmed through the protocol, then synchronize_rcu.
+      const auto& ev = r.proto.ev;
+      auto at = [&](const std::string& what) {
+        for (size_t i = 0; i < ev.size(); ++i)
+          if (ev[i].what == what && ev[i].cycle >= remove_at) return i;
+        return ev.size();
+      };
+      const size_t sync = at("synchronize_rcu"), start = at("gp-start"), end = at("gp-end");
+      REQUIRE(sync < ev.size());
+      REQUIRE(start < ev.size());
+      REQUIRE(end < ev.size());
+      CHECK(sync <= start);
+      CHECK(start < end);
+      // Each of the 4 CPUs reported exactly one quiescent state in between.
+      std::vector<int> qs(4, 0);
+      for (size_t i = start; i < end; ++i)
+        if (ev[i].what == "rcu-qs") ++qs[static_cast<size_t>(ev[i].cpu)];
+      CHECK(qs == std::vector<int>{1, 1, 1, 1});
+      CHECK(ev[end].c == ev[end].cycle - ev[start].cycle);  // its length
+      CHECK(r.rig.eng->rcu().completed() >= 1);
+      if (spin) {
+        // CPU 2 takes no interrupt while it spins, so it reports nothing
+        // then, and the grace period cannot end before its report.
+        REQUIRE(irq.first > 0);
+        const uint64_t spin_end = irq.first + off;
+        uint64_t qs2 = 0;
+        for (size_t i = start; i < end; ++i)
+          if (ev[i].what == "rcu-qs" && ev[i].cpu == 2) qs2 = ev[i].cycle;
+        INFO("spin " << irq.first << ".." << spin_end << ", grace period " << ev[start].cycle << ".." << ev[end].cycle
+                     << ", cpu 2's report " << qs2);
+        CHECK((qs2 <= irq.first || qs2 >= spin_end));
+        CHECK(ev[end].cycle >= qs2);
+        if (ev[start].cycle < irq.first) CHECK(ev[end].cycle >= spin_end);  // it met the spin: held up
+      }
+      CHECK(r.rig.text_diff(false).empty());
+    }
 }

@@ -194,7 +194,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   // kprobes engine's included) and the code it returns to are fetched anew.
   serialize_code();
   const uint64_t taken = s.cycle;
-  last_trap_cycle_ = step_start_ != ~0ull ? step_start_ : taken;
+  // An exception belongs to the step that raised it (a TF #DB comes after
+  // its instruction); an interrupt is taken between steps, now.
+  last_trap_cycle_ = !interrupt && step_start_ != ~0ull ? step_start_ : taken;
   step_start_ = ~0ull;
   s.cycle += timing::kTrapEntryCycles;
   TrapInfo t{vector, 0, s.rip, interrupt};

@@ -10,6 +10,10 @@ _Static_assert(sizeof(struct ksim_kernel_abi) == 8 * 8, "the host reads eight 64
 _Static_assert(sizeof(((struct thread *)0)->tid) == 4, "the host reads the tid as 32 bits");
 _Static_assert(sizeof(((struct percpu *)0)->curr) == 8, "the host reads curr as 64 bits");
 
+/* Where each CPU counts its context switches: ksim's kprobes engine reads
+ * it for RCU grace periods (a switch is a quiescent state; kprobes/rcu.hpp). */
+const unsigned long ksim_percpu_switches_offset __used = __builtin_offsetof(struct percpu, switches);
+
 const struct ksim_kernel_abi ksim_kernel_abi __used = {
     .magic = KSIM_ABI_MAGIC,
     .percpu_areas = (unsigned long)percpu_areas,
