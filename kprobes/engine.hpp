@@ -200,7 +200,9 @@ class Engine final : public HostAgent {
   // (ProbeOpQueue, the debugger) bracket their calls with begin_op/end_op;
   // calls outside an operation (before the run, tests) patch at once.
   void set_patching(Patching p) { patcher_->set_mode(p); }
-  Patcher& patcher_control() { return *patcher_; }
+  // Broken on purpose, for `ksim race stale-code-x86` / `rv64-no-fence-i`
+  // only (Patcher::set_omit_sync).
+  void set_omit_sync(bool on) { patcher_->set_omit_sync(on); }
   Patching patching() const { return patcher_->mode(); }
   void begin_op(int caller) {
     set_caller_cpu(caller);

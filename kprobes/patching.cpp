@@ -175,7 +175,7 @@ HookResult Patcher::on_ipi_work(Cpu& cpu) {
     sync_self(cpu);
     ++acks_;
     acks_at_ = std::max(acks_at_, cpu.cycle());
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "sync-ack");
+    emit(cpu, "sync-ack");
   }
   if (pc.doing == Doing::none) {
     if (pc.want_stop) {
@@ -251,10 +251,10 @@ void Patcher::sync_self(Cpu& cpu) {
   cpu.serialize_code();  // the CPU sees the text as memory holds it from here
   if (e_.arch().isa() == Isa::x86_64) {
     cpu.add_cycles(timing::kSyncCoreCycles);
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "sync_core");
+    emit(cpu, "sync_core");
   } else {
     cpu.add_cycles(timing::kFenceICycles);
-    e_.emit(cpu, jobs_.empty() ? 0 : jobs_.front().addr, "fence.i");
+    emit(cpu, "fence.i");
   }
 }
 

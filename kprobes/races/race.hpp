@@ -15,6 +15,10 @@
 #include "sim/elf/elf_image.hpp"
 #include "sim/machine.hpp"
 
+namespace ksim::kprobes {
+class Engine;
+}
+
 namespace ksim::race {
 
 struct Options {
@@ -41,6 +45,12 @@ struct Rig {
   std::unique_ptr<EventObserver> trace;
   Rig(const ElfImage& kernel, const Options& o);
 };
+
+// Runs a probe script (kprobe_events operations at cycles, made by CPU 0)
+// on the rig's engine until `until`, with `checker` watching the events.
+// Returns how the run ended and, in `hits`, the script's probes' hits.
+RunResult run_script(Machine& m, kprobes::Engine& eng, const std::string& script, const char* name, uint64_t until,
+                     EventObserver& checker, uint64_t* hits = nullptr);
 
 // Records a violation (the first one counts) and stops the run there.
 void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what);

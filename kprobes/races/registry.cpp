@@ -1,6 +1,10 @@
 // The list of race scenarios (`ksim race list`).
 #include "kprobes/races/race.hpp"
 
+#include "kprobes/engine.hpp"
+#include "kprobes/events/probe_script.hpp"
+#include "kprobes/op_queue.hpp"
+#include "kprobes/session.hpp"
 #include "sim/trace_writer.hpp"
 
 namespace ksim::race {
@@ -57,6 +61,18 @@ Rig::Rig(const ElfImage& kernel, const Options& o) : m(config(o)) {
   if (o.trace.empty()) return;
   trace = std::make_unique<TraceWriter>(o.trace, true, &m.symbols());
   m.events().add(trace.get());
+}
+
+RunResult run_script(Machine& m, kprobes::Engine& eng, const std::string& script, const char* name, uint64_t until,
+                     EventObserver& checker, uint64_t* hits) {
+  kprobes::ProbeSession session(eng, nullptr);
+  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, name, eng.arch()), 0, name);
+  m.events().add(&checker);
+  RunResult r = q.run_until(m, until);
+  m.events().remove(&checker);
+  if (hits)
+    for (const auto& p : session.probes()) *hits += p->hits();
+  return r;
 }
 
 void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what) {

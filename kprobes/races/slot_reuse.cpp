@@ -18,10 +18,7 @@
 
 #include "cpu/hex.hpp"
 #include "kprobes/engine.hpp"
-#include "kprobes/events/probe_script.hpp"
-#include "kprobes/op_queue.hpp"
 #include "kprobes/races/race.hpp"
-#include "kprobes/session.hpp"
 
 namespace ksim::race {
 
@@ -64,7 +61,6 @@ Outcome slot_reuse(const ElfImage& kernel, const Options& o) {
   kprobes::Engine eng(m);
   eng.set_patching(kprobes::Patching::instant);
   eng.set_slot_grace(!o.broken);
-  kprobes::ProbeSession session(eng, nullptr);
   // Two probes alive at a time, the older removed and a new one defined
   // every 5,000 cycles; the seed shifts the whole sequence.
   const uint64_t start = 180'000 + (o.seed * 7'919) % 5'000;
@@ -76,21 +72,16 @@ Outcome slot_reuse(const ElfImage& kernel, const Options& o) {
     script += "@" + std::to_string(at) + " -:s" + std::to_string(i - 2) + "\n";
     script += "@" + std::to_string(at) + " p:s" + std::to_string(i) + " " + fns[i % 2] + "\n";
   }
-  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "slot-reuse", eng.arch()), 0,
-                          "slot-reuse");
   Outcome out;
   SlotChecker chk;
   chk.m = &m;
   chk.out = &out;
   chk.in_slot.assign(static_cast<size_t>(o.cpus), 0);
-  m.events().add(&chk);
-  out.run = q.run_until(m, start + 26 * 5'000);
   uint64_t hits = 0;
-  for (const auto& p : session.probes()) hits += p->hits();
+  out.run = run_script(m, eng, script, "slot-reuse", start + 26 * 5'000, chk, &hits);
   out.notes = std::string("kprobes on fib_recursive and counter_add removed and defined every 5,000 cycles from ") +
               std::to_string(start) + ", slots freed " + (o.broken ? "at once" : "after their grace period") + "; " +
               std::to_string(hits) + " hits";
-  m.events().remove(&chk);
   return out;
 }
 

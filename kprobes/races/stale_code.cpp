@@ -12,14 +12,10 @@
 // executes the bytes it replaced (the original instruction after the arm,
 // the breakpoint after the disarm).
 #include <cstdio>
-#include <cstring>
 
 #include "cpu/hex.hpp"
 #include "kprobes/engine.hpp"
-#include "kprobes/events/probe_script.hpp"
-#include "kprobes/op_queue.hpp"
 #include "kprobes/races/race.hpp"
-#include "kprobes/session.hpp"
 
 namespace ksim::race {
 
@@ -71,27 +67,22 @@ Outcome stale_code(const ElfImage& kernel, const Options& o) {
   Machine& m = rig.m;
   kprobes::Engine eng(m);
   eng.set_patching(kprobes::default_patching(o.isa));
-  eng.patcher_control().set_omit_sync(o.broken);
-  kprobes::ProbeSession session(eng, nullptr);
+  eng.set_omit_sync(o.broken);
   const uint64_t start = 200'000 + (o.seed * 7'919) % 10'000;
   const std::string script = "@" + std::to_string(start) + " p:sc fib_recursive\n@" + std::to_string(start + 30'000) +
                              " -:sc\n";
-  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "stale-code", eng.arch()), 0,
-                          "stale-code");
   Outcome out;
   StaleChecker chk;
   chk.m = &m;
   chk.out = &out;
   const Symbol* fn = m.symbols().find("fib_recursive");
   chk.addr = fn->addr;
-  m.events().add(&chk);
-  out.run = q.run_until(m, start + 60'000);
+  out.run = run_script(m, eng, script, "stale-code", start + 60'000, chk);
   out.notes = std::string("kprobe on fib_recursive armed at cycle ") + std::to_string(start) + " and removed at " +
               std::to_string(start + 30'000) + " by cpu 0 with " + kprobes::patching_name(eng.patching()) +
               (o.broken ? (o.isa == Isa::x86_64 ? " without its sync IPIs" : " without fence.i on the other harts")
                         : "") +
               ", relaxed code model";
-  m.events().remove(&chk);
   return out;
 }
 

@@ -13,10 +13,7 @@
 
 #include "cpu/hex.hpp"
 #include "kprobes/engine.hpp"
-#include "kprobes/events/probe_script.hpp"
-#include "kprobes/op_queue.hpp"
 #include "kprobes/races/race.hpp"
-#include "kprobes/session.hpp"
 
 namespace ksim::race {
 
@@ -46,7 +43,6 @@ Outcome stray_trap(const ElfImage& kernel, const Options& o) {
   kprobes::Engine eng(m);
   eng.set_patching(kprobes::Patching::instant);
   eng.set_stray_as_foreign(o.broken);
-  kprobes::ProbeSession session(eng, nullptr);
   const uint64_t start = 180'000 + (o.seed * 7'919) % 5'000;
   std::string script = "@" + std::to_string(start) + " p:t0 fib_recursive\n";
   for (int i = 1; i < 25; ++i) {
@@ -54,20 +50,16 @@ Outcome stray_trap(const ElfImage& kernel, const Options& o) {
     script += "@" + std::to_string(at) + " -:t" + std::to_string(i - 1) + "\n";
     script += "@" + std::to_string(at + 1'000) + " p:t" + std::to_string(i) + " fib_recursive\n";
   }
-  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "stray-trap", eng.arch()), 0,
-                          "stray-trap");
   Outcome out;
   StrayChecker chk;
   chk.m = &m;
   chk.out = &out;
   chk.addr = m.symbols().find("fib_recursive")->addr;
   chk.cause = 3;  // #BP (x86 vector 3) and RV64's breakpoint exception (cause 3) alike
-  m.events().add(&chk);
-  out.run = q.run_until(m, start + 26 * 5'000);
+  out.run = run_script(m, eng, script, "stray-trap", start + 26 * 5'000, chk);
   out.notes = std::string("kprobe on fib_recursive removed and defined again every 5,000 cycles from ") +
               std::to_string(start) + ", instant patching; " + std::to_string(eng.stats().strays) + " stray traps" +
               (o.broken ? " (handed to the guest)" : " (re-executed)");
-  m.events().remove(&chk);
   return out;
 }
 
