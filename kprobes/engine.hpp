@@ -228,6 +228,7 @@ class Engine final : public HostAgent {
   }
   const Patcher& patcher() const { return *patcher_; }
   const Rcu& rcu() const { return *rcu_; }
+  Rcu& rcu() { return *rcu_; }
 
   // HostAgent: a parked CPU's next phase.
   bool pending(int cpu) const override {

@@ -15,6 +15,15 @@ Rcu::Rcu(Engine& e) : e_(e) {
   start_switches_.assign(static_cast<size_t>(m.cpu_count()), 0);
   reported_.assign(static_cast<size_t>(m.cpu_count()), false);
   noticed_.assign(static_cast<size_t>(m.cpu_count()), false);
+  // RCU-tasks: the kernel's thread table (include/kernel/ksim_abi.h).
+  if (const Symbol* t = m.symbols().find("ksim_rcu_tasks_abi"); t && e.layout().has_abi) {
+    uint64_t w[8] = {};
+    if (m.bus().read_bytes(t->addr, w, sizeof w) && w[0] && w[1] && w[2])
+      tasks_ = TasksAbi{w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+  }
+  tasks_listed_.assign(static_cast<size_t>(m.cpu_count()), false);
+  tasks_done_.assign(static_cast<size_t>(m.cpu_count()), false);
+  holdouts_.resize(static_cast<size_t>(m.cpu_count()));
   // The kernel's idle loop waits in arch_cpu_idle (arch/<isa>/setup.c).
   if (const Symbol* idle = m.symbols().find("arch_cpu_idle")) {
     idle_begin_ = idle->addr;
@@ -56,6 +65,7 @@ void Rcu::start(Cpu& cpu) {
 // CPU noticed the grace period is. Reading no other CPU's state keeps the
 // outcome independent of how far the others have run.
 void Rcu::on_interrupt(Cpu& cpu, uint64_t interrupted_pc) {
+  if (tasks_active_) tasks_interrupt(cpu);
   if (!active_) return;
   const size_t k = static_cast<size_t>(cpu.id());
   if (reported_[k]) return;
@@ -75,18 +85,98 @@ void Rcu::on_interrupt(Cpu& cpu, uint64_t interrupted_pc) {
   ++completed_;
   e_.emit(cpu, 0, "gp-end", gp_, cpu.cycle() - started_at_);
   // Run what this grace period covers (a callback may queue more).
-  std::vector<Waiting> due, later;
-  for (auto& w : waiting_) (w.after <= completed_ ? due : later).push_back(std::move(w));
-  waiting_ = std::move(later);
-  for (auto& w : due) w.fn();
+  for (auto& w : take_due(waiting_, completed_)) w.fn();
   if (!waiting_.empty() && !active_) start(cpu);
+}
+
+std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t completed) {
+  std::vector<Waiting> due, later;
+  for (auto& w : from) (w.after <= completed ? due : later).push_back(std::move(w));
+  from = std::move(later);
+  return due;
 }
 
 void Rcu::flush() {
   std::vector<Waiting> all = std::move(waiting_);
   waiting_.clear();
   active_ = false;
+  for (auto& w : tasks_waiting_) all.push_back(std::move(w));
+  tasks_waiting_.clear();
+  tasks_active_ = false;
   for (auto& w : all) w.fn();
+}
+
+// --- RCU-tasks -----------------------------------------------------------------
+
+uint64_t Rcu::thread(int cpu, unsigned j) const {
+  return tasks_.threads + (static_cast<uint64_t>(cpu) * tasks_.per_cpu + j) * tasks_.thread_size;
+}
+
+bool Rcu::on_rq(uint64_t t) const {
+  int32_t state = -1;
+  e_.machine().bus().read_bytes(t + tasks_.off_state, &state, 4);
+  return state >= 0 && (static_cast<uint64_t>(state) == tasks_.running || static_cast<uint64_t>(state) == tasks_.runnable);
+}
+
+uint64_t Rcu::tasks_qs(uint64_t t) const {
+  uint64_t v = 0;
+  e_.machine().bus().read_bytes(t + tasks_.off_qs, &v, 8);
+  return v;
+}
+
+void Rcu::call_rcu_tasks(Cpu& caller, std::function<void()> fn) {
+  // As call_rcu: a grace period under way may have listed some CPU's tasks
+  // before this call.
+  tasks_waiting_.push_back(Waiting{tasks_completed_ + (tasks_active_ ? 2 : 1), std::move(fn)});
+  if (!tasks_active_) start_tasks(caller);
+}
+
+void Rcu::start_tasks(Cpu& cpu) {
+  tasks_active_ = true;
+  ++tasks_gp_;
+  tasks_started_at_ = cpu.cycle();
+  for (int k = 0; k < e_.machine().cpu_count(); ++k) {
+    const size_t i = static_cast<size_t>(k);
+    tasks_listed_[i] = false;
+    tasks_done_[i] = !e_.patcher().online(k);  // no task of its runs yet
+    holdouts_[i].clear();
+  }
+  e_.emit(cpu, 0, "tasks-gp-start", tasks_gp_);
+}
+
+// At each interrupt of a CPU while an RCU-tasks grace period runs: the
+// first lists the CPU's tasks on a run queue (rcu_tasks_wait_gp's scan of
+// every task; the interrupted one, running, is among them), each later one
+// drops those that have passed a voluntary switch or left their run queue
+// (check_holdout_task). Only this CPU's tasks, read at its own interrupt.
+void Rcu::tasks_interrupt(Cpu& cpu) {
+  const int k = cpu.id();
+  const size_t i = static_cast<size_t>(k);
+  if (tasks_done_[i]) return;
+  auto& hold = holdouts_[i];
+  if (!tasks_listed_[i]) {
+    tasks_listed_[i] = true;
+    uint32_t total = 0;
+    const GuestLayout& g = e_.layout();
+    e_.machine().bus().read_bytes(g.percpu_areas + static_cast<uint64_t>(k) * g.percpu_size + tasks_.off_total, &total, 4);
+    for (unsigned j = 0; j < std::min<uint64_t>(total, tasks_.per_cpu); ++j) {
+      const uint64_t t = thread(k, j);
+      if (on_rq(t)) hold.push_back(Holdout{t, tasks_qs(t)});
+    }
+    e_.emit(cpu, 0, "tasks-holdouts", tasks_gp_, hold.size());
+  } else {
+    std::erase_if(hold, [&](const Holdout& h) { return !on_rq(h.thread) || tasks_qs(h.thread) != h.qs; });
+  }
+  if (!hold.empty()) return;
+  tasks_done_[i] = true;
+  e_.emit(cpu, 0, "tasks-qs", tasks_gp_);
+  for (bool d : tasks_done_)
+    if (!d) return;
+  tasks_active_ = false;
+  ++tasks_completed_;
+  e_.emit(cpu, 0, "tasks-gp-end", tasks_gp_, cpu.cycle() - tasks_started_at_);
+  for (auto& w : take_due(tasks_waiting_, tasks_completed_)) w.fn();
+  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(cpu);
 }
 
 }  // namespace ksim::kprobes

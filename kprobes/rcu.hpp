@@ -14,6 +14,18 @@
 // Each step is an EventKind::probe event: gp-start (b: its number),
 // rcu-qs (on the CPU whose interrupt saw it; b: the number, c: the CPU that
 // passed it), gp-end (b: the number, c: its length in cycles).
+//
+// RCU-tasks (call_rcu_tasks / synchronize_rcu_tasks; Linux 3.18+, what
+// optprobes and boosted slots on a preemptible kernel wait for): a grace
+// period ends when every task that was on a run queue when it started has
+// passed a voluntary context switch (yield, sleep, block, exit) or left
+// its run queue. A preempted task does not count: it may be stopped in
+// the middle of a trampoline. The tasks of CPU c are listed, and later
+// checked, from CPU c's own interrupts (threads never migrate), through
+// the kernel's ksim_rcu_tasks_abi table. Events: tasks-gp-start (b: its
+// number), tasks-holdouts (b: the number, c: how many of this CPU's tasks
+// must pass one), tasks-qs (b: the number; all of this CPU's holdouts
+// passed), tasks-gp-end (b: the number, c: its length).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -34,6 +46,12 @@ class Rcu {
   bool available() const { return off_switches_ != 0; }
   // Runs `fn` after a full grace period from now (Linux's call_rcu).
   void call_rcu(Cpu& caller, std::function<void()> fn);
+  // The guest tells where its threads' RCU-tasks state is.
+  bool tasks_available() const { return tasks_.threads != 0; }
+  // Runs `fn` after a full RCU-tasks grace period from now.
+  void call_rcu_tasks(Cpu& caller, std::function<void()> fn);
+  uint64_t tasks_completed() const { return tasks_completed_; }
+  size_t tasks_pending() const { return tasks_waiting_.size(); }
   // An interrupt on `cpu` that interrupted `interrupted_pc`: its report.
   void on_interrupt(Cpu& cpu, uint64_t interrupted_pc);
   // Callbacks still waiting (the run ended first, say).
@@ -49,6 +67,14 @@ class Rcu {
   };
   uint64_t switches(int cpu) const;
   void start(Cpu& cpu);
+  void start_tasks(Cpu& cpu);
+  void tasks_interrupt(Cpu& cpu);
+  // A thread of CPU `cpu`: its address, whether it is on a run queue, and
+  // its count of voluntary passes through the scheduler.
+  uint64_t thread(int cpu, unsigned j) const;
+  bool on_rq(uint64_t t) const;
+  uint64_t tasks_qs(uint64_t t) const;
+  static std::vector<Waiting> take_due(std::vector<Waiting>& from, uint64_t completed);
   Engine& e_;
   uint64_t off_switches_ = 0;
   bool active_ = false;
@@ -57,6 +83,21 @@ class Rcu {
   std::vector<bool> reported_, noticed_;
   uint64_t idle_begin_ = 0, idle_end_ = 0;  // the kernel's arch_cpu_idle
   std::vector<Waiting> waiting_;
+
+  // RCU-tasks: the kernel's table (ksim_abi.h), then the grace period.
+  struct TasksAbi {
+    uint64_t threads = 0, thread_size = 0, per_cpu = 0, off_state = 0, off_qs = 0, off_total = 0;
+    uint64_t running = 0, runnable = 0;
+  } tasks_;
+  struct Holdout {
+    uint64_t thread;  // its struct thread
+    uint64_t qs;      // its rcu_tasks_qs when listed
+  };
+  bool tasks_active_ = false;
+  uint64_t tasks_gp_ = 0, tasks_completed_ = 0, tasks_started_at_ = 0;
+  std::vector<bool> tasks_listed_, tasks_done_;
+  std::vector<std::vector<Holdout>> holdouts_;
+  std::vector<Waiting> tasks_waiting_;
 };
 
 }  // namespace ksim::kprobes

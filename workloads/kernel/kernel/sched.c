@@ -16,6 +16,7 @@
 #include "arch/arch.h"
 #include "kernel/atomic.h"
 #include "kernel/kprobes.h"
+#include "kernel/ksim_abi.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
@@ -23,6 +24,18 @@
 #define STACK_CANARY 0x57ac6e9d5eed1e55UL
 
 static struct thread threads[CONFIG_MAX_CPUS][CONFIG_THREADS_PER_CPU];
+
+/* Where the host finds every thread's RCU-tasks state (ksim_abi.h). */
+const struct ksim_rcu_tasks_abi ksim_rcu_tasks_abi __used = {
+    .threads = (unsigned long)threads,
+    .thread_size = sizeof(struct thread),
+    .threads_per_cpu = CONFIG_THREADS_PER_CPU,
+    .thread_state = __builtin_offsetof(struct thread, state),
+    .thread_rcu_tasks_qs = __builtin_offsetof(struct thread, rcu_tasks_qs),
+    .percpu_threads_total = __builtin_offsetof(struct percpu, threads_total),
+    .state_running = THREAD_RUNNING,
+    .state_runnable = THREAD_RUNNABLE,
+};
 static char thread_stacks[CONFIG_MAX_CPUS][CONFIG_THREADS_PER_CPU][CONFIG_THREAD_STACK_SIZE]
     __section(".bss.kstacks") __aligned(16);
 /* Boot stacks, one per CPU: the arch boot code puts CPU n's sp at the top
@@ -130,6 +143,7 @@ static void __schedule(bool preempt) {
   if (unlikely(pc->irq_depth != 0)) panic("scheduling inside an interrupt handler");
 
   struct thread *prev = pc->curr;
+  if (!preempt) prev->rcu_tasks_qs++;
   if (prev->state == THREAD_RUNNING && prev != pc->idle) {
     prev->state = THREAD_RUNNABLE;
     rq_enqueue(&pc->rq, prev);

@@ -7,6 +7,7 @@
  * and unchanged signatures (__noinline_probe: noinline, noclone, used). */
 #include "kernel/workload.h"
 
+#include "arch/arch.h"
 #include "kernel/atomic.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
@@ -269,11 +270,31 @@ static void test_fault(struct worker *w, unsigned i) {
 }
 #endif
 
+/* Test hook for RCU-tasks (tests/rcu_tasks_test.cpp): when the host sets
+ * rcu_tasks_hog_cycles[c], worker 0 of CPU c, at its next iteration, runs
+ * that many cycles of plain computation with interrupts on and no
+ * voluntary pass through the scheduler, so it can be preempted (in the
+ * preempt image) but passes no RCU-tasks quiescent state; it records when
+ * it began and ended. */
+unsigned long rcu_tasks_hog_cycles[CONFIG_MAX_CPUS];
+unsigned long rcu_tasks_hog_began[CONFIG_MAX_CPUS], rcu_tasks_hog_ended[CONFIG_MAX_CPUS];
+
+static void rcu_tasks_hog(struct worker *w) {
+  const unsigned long n = READ_ONCE(rcu_tasks_hog_cycles[w->cpu]);
+  if (likely(!n || w->idx != 0)) return;
+  WRITE_ONCE(rcu_tasks_hog_cycles[w->cpu], 0);
+  const uint64_t t0 = arch_cycles();
+  WRITE_ONCE(rcu_tasks_hog_began[w->cpu], t0);
+  while (arch_cycles() - t0 < n) arch_cpu_relax();
+  WRITE_ONCE(rcu_tasks_hog_ended[w->cpu], arch_cycles());
+}
+
 static void worker_main(void *arg) {
   struct worker *w = arg;
   KCHECK_EQ(w->cpu, smp_processor_id());
   for (unsigned i = 0; i < work_iters; i++) {
     test_fault(w, i);
+    rcu_tasks_hog(w);
     step_fork(w, i);
     step_read(w, i);
     step_open(w, i);

@@ -35,4 +35,26 @@ struct ksim_kernel_abi {
 
 extern const struct ksim_kernel_abi ksim_kernel_abi;
 
+/* RCU-tasks (kprobes/rcu.hpp): a second table, symbol `ksim_rcu_tasks_abi`,
+ * eight unsigned longs. CPU c's threads are
+ *   t(c, j) = threads + (c * threads_per_cpu + j) * thread_size,  j < threads_total
+ * where threads_total is the 32-bit word at percpu_areas + c * percpu_size +
+ * percpu_threads_total. A thread is on its run queue (Linux's on_rq) while
+ * the int at t + thread_state is state_running or state_runnable; the
+ * unsigned long at t + thread_rcu_tasks_qs counts its voluntary passes
+ * through the scheduler. The counter is written only by CPU c; the state
+ * also by a CPU that wakes the thread (under CPU c's run-queue lock). The
+ * host reads them from CPU c's own interrupts. */
+struct ksim_rcu_tasks_abi {
+  unsigned long threads;              /* address of struct thread[CONFIG_MAX_CPUS][threads_per_cpu] */
+  unsigned long thread_size;          /* sizeof(struct thread) */
+  unsigned long threads_per_cpu;      /* CONFIG_THREADS_PER_CPU */
+  unsigned long thread_state;         /* offsetof(struct thread, state): int */
+  unsigned long thread_rcu_tasks_qs;  /* offsetof(struct thread, rcu_tasks_qs): unsigned long */
+  unsigned long percpu_threads_total; /* offsetof(struct percpu, threads_total): unsigned */
+  unsigned long state_running, state_runnable; /* enum thread_state's on-run-queue values */
+};
+
+extern const struct ksim_rcu_tasks_abi ksim_rcu_tasks_abi;
+
 #endif

@@ -32,6 +32,11 @@ struct thread {
   unsigned long ticks_run;   /* ticks that hit while it ran */
   unsigned long switched_in;
   unsigned long preempted;
+  /* Passes through __schedule() that were not preemptions (yield, sleep,
+   * block, exit): each is an RCU-tasks quiescent state for this thread
+   * (Linux's rcu_tasks_qs() in rcu_note_context_switch). Written only by
+   * the thread's own CPU. */
+  unsigned long rcu_tasks_qs;
 };
 
 struct completion {
