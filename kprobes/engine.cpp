@@ -244,20 +244,45 @@ void Engine::point_patched(ProbePoint& p) {
   }
   std::shared_ptr<ProbePoint> keep = it->second;
   emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu");
-  // The callback runs inside an interrupt: it frees the slot, and the slot
-  // is refilled by the next collection (a CPU leaving the engine, or an
-  // allocation) rather than written from there.
-  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep] {
-    if (keep->removed && !keep->armed && !keep->retired) retire(*keep, false);
+  // The callback runs in the interrupt of the CPU that ended the grace
+  // period: that CPU frees the slot and refills it with breakpoints, at
+  // that cycle (a fixed point of the run, whatever the schedule).
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep, r = readers()](Cpu* at, uint64_t cycle) {
+    check_readers(r, keep->addr, cycle);
+    if (!keep->removed || keep->armed || keep->retired) return;
+    const uint64_t slot = keep->slot;
+    retire(*keep, false, true);
+    if (slot && at) emit_at(cycle, at->id(), slot, "slot-free", slot);
   });
 }
 
+std::vector<std::pair<int, uint64_t>> Engine::readers() const {
+  std::vector<std::pair<int, uint64_t>> r;
+  for (size_t c = 0; c < cpus_.size(); ++c)
+    if (cpus_[c].busy) r.emplace_back(static_cast<int>(c), cpus_[c].busy_seq);
+  return r;
+}
+
+void Engine::check_readers(const std::vector<std::pair<int, uint64_t>>& readers, uint64_t addr, uint64_t cycle) {
+  for (auto [c, seq] : readers) {
+    const CtlBlk& cb = cpus_[static_cast<size_t>(c)];
+    if (!cb.busy || cb.busy_seq != seq) continue;
+    ++stats_.rcu_violations;
+    emit_at(cycle, c, addr, "rcu-violation", static_cast<uint64_t>(c));
+  }
+}
+
 // Out of the table; its slot goes back once no CPU can still be stepping
-// in it.
-void Engine::retire(ProbePoint& p, bool reclaim_now) {
+// in it: at once after a grace period that covered every CPU inside the
+// engine when the point was unpublished (`after_gp`), else once each of
+// those CPUs has left the engine (the engine's own bookkeeping: before the
+// run, and with --kprobes-patching instant, where nothing is executed).
+void Engine::retire(ProbePoint& p, bool reclaim_now, bool after_gp) {
   p.retired = true;
   if (auto it = table_.find(p.addr); it != table_.end() && it->second.get() == &p) table_.erase(it);
-  if (p.slot) {
+  if (p.slot && after_gp) {
+    unfilled_.push_back(p.slot);
+  } else if (p.slot) {
     // Broken on purpose (ksim race slot-reuse): no grace period, as if no
     // CPU could be stepping in the slot.
     static const std::vector<CtlBlk> kNobody;
@@ -391,6 +416,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
     if (int e = arch_->analyse(reader, addr, func, mode_, point->insn, why); e < 0)
       return fail(-e, m_.symbols().format(addr) + ": " + why);
     if (point->insn.kind == ProbeInsn::Kind::step) {
+      refill_slots(as_caller());
       uint64_t slot = slots_.alloc(cpus_);
       if (!slot) return fail(kENOMEM, "no free instruction slot (" + std::to_string(slots_.capacity()) + " in use or waiting)");
       if (int e = arch_->build_slot(point->insn, slot, mode_, why); e < 0) {
@@ -555,18 +581,39 @@ std::string Engine::list() const {
   return out;
 }
 
+void Engine::refill_slots(const Accessor& who) {
+  if (unfilled_.empty()) return;
+  std::vector<uint8_t> cell(arch_->slot_size());
+  uint8_t bp[4];
+  unsigned n = arch_->breakpoint_bytes(bp);
+  for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
+  for (uint64_t s : unfilled_) {
+    bus_.write_bytes(s, cell.data(), cell.size(), who);
+    slots_.release(s);
+  }
+  unfilled_.clear();
+}
+
 size_t Engine::reclaim_slots() {
+  // On behalf of the caller CPU (an operation, or a test's clean-up).
+  refill_slots(as_caller());
+  return reclaim_slots(as_caller(), false);
+}
+
+// `stamped`: the events carry who.cycle exactly (a grace period's end, which
+// may be handled on another CPU's interrupt; rcu.hpp, "Order").
+size_t Engine::reclaim_slots(const Accessor& who, bool stamped) {
   std::vector<uint64_t> freed = slots_.collect(cpus_);
   std::vector<uint8_t> cell(arch_->slot_size());
   uint8_t bp[4];
   unsigned n = arch_->breakpoint_bytes(bp);
   for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
-  // Written on behalf of the caller CPU (registration) or of the CPU whose
-  // leaving the engine ended the grace period.
-  const Accessor who = reclaim_cpu_ >= 0 ? Accessor{reclaim_cpu_, m_.cpu(reclaim_cpu_).cycle()} : as_caller();
   for (uint64_t s : freed) {
     bus_.write_bytes(s, cell.data(), cell.size(), who);
-    emit(m_.cpu(who.cpu), s, "slot-free", s);
+    if (stamped)
+      emit_at(who.cycle, who.cpu, s, "slot-free", s);
+    else
+      emit(m_.cpu(who.cpu), s, "slot-free", s);
   }
   return freed.size();
 }

@@ -86,6 +86,15 @@ struct EngineStats {
   // --kprobes-locking spinlock: acquisitions of kprobe_lock, how many found
   // it held, and the cycles CPUs spent spinning on it.
   uint64_t lock_acquires = 0, lock_contended = 0, lock_spin_cycles = 0;
+  // A grace period that ended while a CPU that was inside the engine (a
+  // read-side critical section: from its trap's lookup to its return to
+  // guest code) when it began was still in there. Always 0 unless the
+  // grace-period machinery is wrong; the engine's own bookkeeping checks
+  // the grace periods made of the guest's quiescent states.
+  uint64_t rcu_violations = 0;
+  // Kretprobe instances of unregistered kretprobes freed by call_rcu, and
+  // those still waiting for their grace period.
+  uint64_t instances_freed = 0, instances_pending = 0;
 };
 
 // How probe hits on different CPUs synchronise (docs/KPROBES.md, "Locking").
@@ -145,9 +154,14 @@ class Engine final : public HostAgent {
   // Frees the slots whose grace period is over and fills them with
   // breakpoints again, as the guest image had them; returns how many.
   size_t reclaim_slots();
+  size_t reclaim_slots(const Accessor& who, bool stamped);
+  // Slots freed by a grace period: refilled with breakpoints and given back
+  // to the allocator at the next registration (or reclaim), a point every
+  // schedule reaches in the same order.
+  void refill_slots(const Accessor& who);
+  std::vector<uint64_t> unfilled_;
   // The host's writes to guest memory are made as the caller CPU, at its clock.
   Accessor as_caller() const;
-  int reclaim_cpu_ = -1;  // the CPU a reclaim from end_busy() writes as
   // Live kretprobe instances (all tasks).
   size_t live_instances() const;
 
@@ -225,6 +239,7 @@ class Engine final : public HostAgent {
   void finish_patching() {
     patcher_->flush();
     rcu_->flush();
+    refill_slots(as_caller());
   }
   const Patcher& patcher() const { return *patcher_; }
   const Rcu& rcu() const { return *rcu_; }
@@ -245,7 +260,14 @@ class Engine final : public HostAgent {
   bool wants_breakpoint(const ProbePoint& p) const { return enabled_ && !p.removed && !p.all_disabled(); }
   void write_point(ProbePoint& p, bool breakpoint, const Accessor& who);
   void point_patched(ProbePoint& p);
-  void retire(ProbePoint& p, bool reclaim_now = true);
+  void retire(ProbePoint& p, bool reclaim_now = true, bool after_gp = false);
+  // The CPUs inside the engine now (cpu, busy_seq): the read-side
+  // sections a grace period that starts now must wait for.
+  std::vector<std::pair<int, uint64_t>> readers() const;
+  // After a grace period: counts any of `readers` still in that section.
+  void check_readers(const std::vector<std::pair<int, uint64_t>>& readers, uint64_t addr, uint64_t cycle);
+  // An instance of an unregistered kretprobe: freed after a grace period.
+  void free_instance_rcu(std::unique_ptr<KretprobeInstance> inst, Cpu& cpu);
   HookResult on_trap(Cpu& cpu, const TrapInfo& t);
 
   // The batch forms: all or none (a failure unregisters the ones already
@@ -279,6 +301,10 @@ class Engine final : public HostAgent {
     if (!m_.events().empty()) emit_event(cpu, addr, what, b, c);
   }
   void emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c);
+  // An event stamped with a given (cycle, CPU) rather than the CPU's clock.
+  void emit_at(uint64_t cycle, int cpu, uint64_t addr, const char* what, uint64_t b = 0, uint64_t c = 0) {
+    if (!m_.events().empty()) m_.events().emit(Event{cycle, cpu, EventKind::probe, addr, b, c, what});
+  }
   GuestLayout find_layout() const;
 
   // Hit path (hit.cpp).
@@ -300,7 +326,7 @@ class Engine final : public HostAgent {
 
   // Kretprobes and jprobes (retprobe.cpp, jprobe.cpp).
   void update_flush_probe();
-  void flush_task(uint64_t key);
+  void flush_task(uint64_t key, Cpu& cpu);
   int kretprobe_entry(Cpu& cpu, ProbeRec& rec);
   HookResult do_return(Cpu& cpu, CtlBlk& cb);
   int jprobe_entry(Cpu& cpu, CtlBlk& cb, ProbeRec& rec);

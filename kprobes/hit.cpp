@@ -79,11 +79,7 @@ void Engine::end_busy(CtlBlk& cb) {
   ++cb.completed;
   const int me = static_cast<int>(&cb - cpus_.data());
   if (lock_owner_ == me) release_kprobe_lock(m_.cpu(me), cb);
-  if (slots_.garbage()) {
-    reclaim_cpu_ = static_cast<int>(&cb - cpus_.data());
-    reclaim_slots();
-    reclaim_cpu_ = -1;
-  }
+  if (slots_.garbage()) reclaim_slots(Accessor{me, m_.cpu(me).cycle()}, false);
 }
 
 // --- Legacy locking: one kprobe_lock (Locking::spinlock) ----------------------

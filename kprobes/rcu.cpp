@@ -13,6 +13,9 @@ Rcu::Rcu(Engine& e) : e_(e) {
   if (const Symbol* s = m.symbols().find("ksim_percpu_switches_offset"); s && e.layout().has_abi)
     m.bus().read_bytes(s->addr, &off_switches_, 8);
   start_switches_.assign(static_cast<size_t>(m.cpu_count()), 0);
+  reported_at_.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
+  last_.assign(static_cast<size_t>(m.cpu_count()), Seen{});
+  tasks_done_at_.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
   reported_.assign(static_cast<size_t>(m.cpu_count()), false);
   noticed_.assign(static_cast<size_t>(m.cpu_count()), false);
   // RCU-tasks: the kernel's thread table (include/kernel/ksim_abi.h).
@@ -38,25 +41,31 @@ uint64_t Rcu::switches(int cpu) const {
   return v;
 }
 
-void Rcu::call_rcu(Cpu& caller, std::function<void()> fn) {
+void Rcu::call_rcu(Cpu& caller, Callback fn) {
   // A grace period already under way may have seen some CPU's quiescent
   // state before this call: the callback needs the next one.
   waiting_.push_back(Waiting{completed_ + (active_ ? 2 : 1), std::move(fn)});
-  if (!active_) start(caller);
+  if (!active_) start(Stamp{caller.cycle(), caller.id()});
 }
 
-void Rcu::start(Cpu& cpu) {
+void Rcu::start(Stamp at) {
   active_ = true;
   ++gp_;
-  started_at_ = cpu.cycle();
+  start_ = at;
   // Only online CPUs take part (the others run no kernel code and take no
   // interrupt); every CPU notices the new grace period at its next
   // interrupt, as Linux's note_gp_changes().
-  for (int k = 0; k < e_.machine().cpu_count(); ++k) {
-    noticed_[static_cast<size_t>(k)] = false;
-    reported_[static_cast<size_t>(k)] = !e_.patcher().online(k);
+  const size_t n = reported_.size();
+  for (size_t k = 0; k < n; ++k) {
+    noticed_[k] = false;
+    reported_[k] = !e_.patcher().online(static_cast<int>(k));
+    reported_at_[k] = at;
   }
-  e_.emit(cpu, 0, "gp-start", gp_);
+  e_.emit_at(at.cycle, at.cpu, 0, "gp-start", gp_);
+  // An interrupt stamped after the start but handled before it (host
+  // order) is the CPU's next interrupt all the same.
+  for (size_t k = 0; k < n && active_; ++k)
+    if (last_[k].valid && start_ < last_[k].at) observe(k, last_[k]);
 }
 
 // Each CPU looks only at itself, from its own interrupts (Linux's
@@ -65,28 +74,46 @@ void Rcu::start(Cpu& cpu) {
 // CPU noticed the grace period is. Reading no other CPU's state keeps the
 // outcome independent of how far the others have run.
 void Rcu::on_interrupt(Cpu& cpu, uint64_t interrupted_pc) {
-  if (tasks_active_) tasks_interrupt(cpu);
-  if (!active_) return;
   const size_t k = static_cast<size_t>(cpu.id());
+  Seen& s = last_[k];
+  s.valid = true;
+  s.at = Stamp{cpu.cycle(), cpu.id()};
+  s.idle = interrupted_pc >= idle_begin_ && interrupted_pc < idle_end_;
+  if (off_switches_) s.switches = switches(cpu.id());
+  if (tasks_active_) tasks_interrupt(cpu);
+  if (active_ && start_ < s.at) observe(k, s);
+}
+
+void Rcu::observe(size_t k, const Seen& s) {
   if (reported_[k]) return;
-  const bool from_idle = interrupted_pc >= idle_begin_ && interrupted_pc < idle_end_;
   if (!noticed_[k]) {
     noticed_[k] = true;
-    start_switches_[k] = switches(cpu.id());
-    if (!from_idle) return;
-  } else if (!from_idle && switches(cpu.id()) == start_switches_[k]) {
+    start_switches_[k] = s.switches;
+    if (!s.idle) return;
+  } else if (!s.idle && s.switches == start_switches_[k]) {
     return;
   }
   reported_[k] = true;
-  e_.emit(cpu, 0, "rcu-qs", gp_);
-  for (bool r : reported_)
-    if (!r) return;
+  reported_at_[k] = s.at;
+  e_.emit_at(s.at.cycle, s.at.cpu, 0, "rcu-qs", gp_);
+  maybe_end();
+}
+
+// Every online CPU has reported: the grace period ends at the latest
+// report (its stamp and CPU), and what it covers runs there.
+void Rcu::maybe_end() {
+  Stamp end = start_;
+  for (size_t k = 0; k < reported_.size(); ++k) {
+    if (!reported_[k]) return;
+    if (end < reported_at_[k]) end = reported_at_[k];
+  }
   active_ = false;
   ++completed_;
-  e_.emit(cpu, 0, "gp-end", gp_, cpu.cycle() - started_at_);
+  e_.emit_at(end.cycle, end.cpu, 0, "gp-end", gp_, end.cycle - start_.cycle);
   // Run what this grace period covers (a callback may queue more).
-  for (auto& w : take_due(waiting_, completed_)) w.fn();
-  if (!waiting_.empty() && !active_) start(cpu);
+  Cpu& at = e_.machine().cpu(end.cpu);
+  for (auto& w : take_due(waiting_, completed_)) w.fn(&at, end.cycle);
+  if (!waiting_.empty() && !active_) start(end);
 }
 
 std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t completed) {
@@ -103,7 +130,7 @@ void Rcu::flush() {
   for (auto& w : tasks_waiting_) all.push_back(std::move(w));
   tasks_waiting_.clear();
   tasks_active_ = false;
-  for (auto& w : all) w.fn();
+  for (auto& w : all) w.fn(nullptr, 0);
 }
 
 // --- RCU-tasks -----------------------------------------------------------------
@@ -124,24 +151,25 @@ uint64_t Rcu::tasks_qs(uint64_t t) const {
   return v;
 }
 
-void Rcu::call_rcu_tasks(Cpu& caller, std::function<void()> fn) {
+void Rcu::call_rcu_tasks(Cpu& caller, Callback fn) {
   // As call_rcu: a grace period under way may have listed some CPU's tasks
   // before this call.
   tasks_waiting_.push_back(Waiting{tasks_completed_ + (tasks_active_ ? 2 : 1), std::move(fn)});
-  if (!tasks_active_) start_tasks(caller);
+  if (!tasks_active_) start_tasks(Stamp{caller.cycle(), caller.id()});
 }
 
-void Rcu::start_tasks(Cpu& cpu) {
+void Rcu::start_tasks(Stamp at) {
   tasks_active_ = true;
   ++tasks_gp_;
-  tasks_started_at_ = cpu.cycle();
+  tasks_start_ = at;
   for (int k = 0; k < e_.machine().cpu_count(); ++k) {
     const size_t i = static_cast<size_t>(k);
     tasks_listed_[i] = false;
     tasks_done_[i] = !e_.patcher().online(k);  // no task of its runs yet
+    tasks_done_at_[i] = at;
     holdouts_[i].clear();
   }
-  e_.emit(cpu, 0, "tasks-gp-start", tasks_gp_);
+  e_.emit_at(at.cycle, at.cpu, 0, "tasks-gp-start", tasks_gp_);
 }
 
 // At each interrupt of a CPU while an RCU-tasks grace period runs: the
@@ -152,7 +180,8 @@ void Rcu::start_tasks(Cpu& cpu) {
 void Rcu::tasks_interrupt(Cpu& cpu) {
   const int k = cpu.id();
   const size_t i = static_cast<size_t>(k);
-  if (tasks_done_[i]) return;
+  const Stamp now{cpu.cycle(), k};
+  if (tasks_done_[i] || !(tasks_start_ < now)) return;
   auto& hold = holdouts_[i];
   if (!tasks_listed_[i]) {
     tasks_listed_[i] = true;
@@ -169,14 +198,23 @@ void Rcu::tasks_interrupt(Cpu& cpu) {
   }
   if (!hold.empty()) return;
   tasks_done_[i] = true;
+  tasks_done_at_[i] = now;
   e_.emit(cpu, 0, "tasks-qs", tasks_gp_);
-  for (bool d : tasks_done_)
-    if (!d) return;
+  maybe_end_tasks();
+}
+
+void Rcu::maybe_end_tasks() {
+  Stamp end = tasks_start_;
+  for (size_t k = 0; k < tasks_done_.size(); ++k) {
+    if (!tasks_done_[k]) return;
+    if (end < tasks_done_at_[k]) end = tasks_done_at_[k];
+  }
   tasks_active_ = false;
   ++tasks_completed_;
-  e_.emit(cpu, 0, "tasks-gp-end", tasks_gp_, cpu.cycle() - tasks_started_at_);
-  for (auto& w : take_due(tasks_waiting_, tasks_completed_)) w.fn();
-  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(cpu);
+  e_.emit_at(end.cycle, end.cpu, 0, "tasks-gp-end", tasks_gp_, end.cycle - tasks_start_.cycle);
+  Cpu& at = e_.machine().cpu(end.cpu);
+  for (auto& w : take_due(tasks_waiting_, tasks_completed_)) w.fn(&at, end.cycle);
+  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(end);
 }
 
 }  // namespace ksim::kprobes

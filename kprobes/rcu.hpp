@@ -11,6 +11,15 @@
 // has switched threads since, or at once if the interrupt came from its
 // idle loop (arch_cpu_idle). When every online CPU has reported, it ends,
 // its callbacks run, and a new one starts if callbacks wait.
+// Order. Reports are engine state shared between CPUs, written from each
+// CPU's interrupts. Two schedules that give the same run may still handle
+// two CPUs' interrupts a few cycles apart in either host order, so every
+// step carries its (cycle, CPU) stamp and decisions follow the stamps, not
+// the host order: a grace period is seen only by interrupts stamped after
+// its start (one handled earlier but stamped later counts, from what the
+// CPU recorded then), and it ends at its latest report's stamp, on that
+// report's CPU, whichever CPU's interrupt completes the set.
+//
 // Each step is an EventKind::probe event: gp-start (b: its number),
 // rcu-qs (on the CPU whose interrupt saw it; b: the number, c: the CPU that
 // passed it), gp-end (b: the number, c: its length in cycles).
@@ -44,12 +53,15 @@ class Rcu {
   explicit Rcu(Engine& e);
   // The guest tells where it counts context switches.
   bool available() const { return off_switches_ != 0; }
+  // A callback gets the CPU whose report ended the grace period and that
+  // report's cycle (null and 0 when the run is over and flush() runs it).
+  using Callback = std::function<void(Cpu*, uint64_t)>;
   // Runs `fn` after a full grace period from now (Linux's call_rcu).
-  void call_rcu(Cpu& caller, std::function<void()> fn);
+  void call_rcu(Cpu& caller, Callback fn);
   // The guest tells where its threads' RCU-tasks state is.
   bool tasks_available() const { return tasks_.threads != 0; }
   // Runs `fn` after a full RCU-tasks grace period from now.
-  void call_rcu_tasks(Cpu& caller, std::function<void()> fn);
+  void call_rcu_tasks(Cpu& caller, Callback fn);
   uint64_t tasks_completed() const { return tasks_completed_; }
   size_t tasks_pending() const { return tasks_waiting_.size(); }
   // An interrupt on `cpu` that interrupted `interrupted_pc`: its report.
@@ -63,11 +75,25 @@ class Rcu {
  private:
   struct Waiting {
     uint64_t after;  // runs when completed_ reaches this
-    std::function<void()> fn;
+    Callback fn;
+  };
+  struct Stamp {
+    uint64_t cycle = 0;
+    int cpu = 0;
+    bool operator<(const Stamp& o) const { return cycle != o.cycle ? cycle < o.cycle : cpu < o.cpu; }
+  };
+  // A CPU's latest interrupt, as RCU-sched saw it.
+  struct Seen {
+    bool valid = false, idle = false;
+    Stamp at;
+    uint64_t switches = 0;
   };
   uint64_t switches(int cpu) const;
-  void start(Cpu& cpu);
-  void start_tasks(Cpu& cpu);
+  void start(Stamp at);
+  void observe(size_t k, const Seen& s);
+  void maybe_end();
+  void start_tasks(Stamp at);
+  void maybe_end_tasks();
   void tasks_interrupt(Cpu& cpu);
   // A thread of CPU `cpu`: its address, whether it is on a run queue, and
   // its count of voluntary passes through the scheduler.
@@ -78,9 +104,12 @@ class Rcu {
   Engine& e_;
   uint64_t off_switches_ = 0;
   bool active_ = false;
-  uint64_t gp_ = 0, completed_ = 0, started_at_ = 0;
+  uint64_t gp_ = 0, completed_ = 0;
+  Stamp start_;
   std::vector<uint64_t> start_switches_;
   std::vector<bool> reported_, noticed_;
+  std::vector<Stamp> reported_at_;
+  std::vector<Seen> last_;
   uint64_t idle_begin_ = 0, idle_end_ = 0;  // the kernel's arch_cpu_idle
   std::vector<Waiting> waiting_;
 
@@ -94,8 +123,10 @@ class Rcu {
     uint64_t qs;      // its rcu_tasks_qs when listed
   };
   bool tasks_active_ = false;
-  uint64_t tasks_gp_ = 0, tasks_completed_ = 0, tasks_started_at_ = 0;
+  uint64_t tasks_gp_ = 0, tasks_completed_ = 0;
+  Stamp tasks_start_;
   std::vector<bool> tasks_listed_, tasks_done_;
+  std::vector<Stamp> tasks_done_at_;
   std::vector<std::vector<Holdout>> holdouts_;
   std::vector<Waiting> tasks_waiting_;
 };

@@ -36,14 +36,36 @@ int Engine::register_kretprobe(Kretprobe& rp) {
 
 void Engine::unregister_kretprobe(Kretprobe& rp) {
   if (!rp.kp.rec) return;
-  remove_probe(*rp.kp.rec);
+  ProbeRec& rec = *rp.kp.rec;
+  remove_probe(rec);
   --kretprobes_;
   // Instances still in flight keep restoring their return address when the
-  // function returns, but run no handler (Linux: ri->rp = NULL).
+  // function returns, but run no handler (Linux: ri->rp = NULL); each is
+  // freed by call_rcu after its return. The free ones go the same way now.
   for (auto& [task, list] : tasks_)
     for (auto& inst : list)
       if (inst->rp == &rp) inst->rp = nullptr;
+  for (auto& inst : rec.pool) free_instance_rcu(std::move(inst), m_.cpu(caller_cpu_));
+  rec.pool.clear();
   update_flush_probe();
+}
+
+// Linux frees a kretprobe's instances with call_rcu (free_rp_inst_rcu; the
+// rethook's too): a CPU may still hold one in a read-side section. During
+// a run with the kernel's grace periods: after one; otherwise at once.
+void Engine::free_instance_rcu(std::unique_ptr<KretprobeInstance> inst, Cpu& cpu) {
+  if (!rcu_->available() || !patcher_->protocol() || !patcher_->online(cpu.id())) {
+    ++stats_.instances_freed;
+    return;
+  }
+  ++stats_.instances_pending;
+  std::shared_ptr<KretprobeInstance> held(std::move(inst));
+  rcu_->call_rcu(cpu, [this, held](Cpu* at, uint64_t cycle) mutable {
+    held.reset();
+    --stats_.instances_pending;
+    ++stats_.instances_freed;
+    if (at) emit_at(cycle, at->id(), layout_.trampoline, "kretprobe-inst-free");
+  });
 }
 
 // Linux recycles a dead task's instances in kprobe_flush_task(); here the
@@ -58,7 +80,7 @@ void Engine::update_flush_probe() {
     auto kp = std::make_unique<Kprobe>();
     kp->symbol_name = "thread_exit";
     kp->pre_handler = [this](Kprobe&, Cpu& cpu) {
-      flush_task(current_task_key(cpu.id()));
+      flush_task(current_task_key(cpu.id()), cpu);
       return 0;
     };
     auto rec = std::make_shared<ProbeRec>();
@@ -71,11 +93,15 @@ void Engine::update_flush_probe() {
   error_ = saved_error;
 }
 
-void Engine::flush_task(uint64_t key) {
+void Engine::flush_task(uint64_t key, Cpu& cpu) {
   auto it = tasks_.find(key);
   if (it == tasks_.end()) return;
-  for (auto& inst : it->second)
-    if (inst->rp && inst->rp->kp.rec) inst->rp->kp.rec->pool.push_back(std::move(inst));
+  for (auto& inst : it->second) {
+    if (inst->rp && inst->rp->kp.rec)
+      inst->rp->kp.rec->pool.push_back(std::move(inst));
+    else
+      free_instance_rcu(std::move(inst), cpu);
+  }
   it->second.clear();
 }
 
@@ -167,9 +193,10 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
       ++stats_.returns;
       if (rp->handler) rp->handler(*inst, cpu);
       // The handler may have unregistered its kretprobe: then the instance
-      // is dropped instead of going back to a pool that is gone.
+      // is freed instead of going back to a pool that is gone.
       if (rp->kp.rec) rp->kp.rec->pool.push_back(std::move(inst));
     }
+    if (inst) free_instance_rcu(std::move(inst), cpu);  // its kretprobe is gone
   } while (ret == layout_.trampoline);
   // An empty list stays: tasks are few and live long, and erasing would
   // free and reallocate its node on every call.

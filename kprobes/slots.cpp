@@ -53,6 +53,14 @@ std::vector<uint64_t> SlotAllocator::collect(const std::vector<CtlBlk>& cpus) {
   return freed;
 }
 
+void SlotAllocator::release(uint64_t slot) {
+  const unsigned idx = static_cast<unsigned>((slot - begin_) / slot_size_);
+  if (idx >= count_ || !used_[idx]) return;
+  used_[idx] = false;
+  --in_use_;
+  if (idx < next_) next_ = idx;
+}
+
 void SlotAllocator::free(uint64_t slot, const std::vector<CtlBlk>& cpus) {
   Garbage g{slot, {}};
   for (size_t c = 0; c < cpus.size(); ++c)

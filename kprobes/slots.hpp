@@ -22,6 +22,8 @@ class SlotAllocator {
   // 0 when every slot is in use or waiting for a grace period.
   uint64_t alloc(const std::vector<CtlBlk>& cpus);
   void free(uint64_t slot, const std::vector<CtlBlk>& cpus);
+  // Free at once (a grace period has already passed since it was unused).
+  void release(uint64_t slot);
   // Frees every garbage slot whose grace period is over; returns them (the
   // engine refills them with breakpoints).
   std::vector<uint64_t> collect(const std::vector<CtlBlk>& cpus);

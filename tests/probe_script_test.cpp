@@ -234,6 +234,15 @@ TEST_CASE("probe script: a define/enable/disable/knob/remove churn over one run 
   for (const auto& p : s.session.probes()) hits += p->hits();
   CHECK(hits > 0);
   CHECK(s.rig.eng->points() == 1);  // p:last
+  // No grace period ended while a CPU that was inside the engine at its
+  // start was still in there (the engine's own bookkeeping checks the
+  // grace periods made of the kernel's quiescent states).
+  CHECK(s.rig.eng->stats().rcu_violations == 0);
+  // Every kretprobe instance of the removed kretprobes was freed by
+  // call_rcu: 3 rounds of ro (maxactive 0: max(10, 2 x 4 CPUs) = 10) and
+  // rf (r4: 4).
+  CHECK(s.rig.eng->stats().instances_freed == 3 * (10 + 4));
+  CHECK(s.rig.eng->stats().instances_pending == 0);
   // The probe still registered is armed; once removed, the text reads as
   // the image has it.
   CHECK(s.rig.text_diff(false).rfind("do_fork", 0) == 0);
@@ -420,6 +429,8 @@ void churn_16(Isa isa) {
     REQUIRE(s.rig.passed(r));
     CHECK(s.ops->performed() > kChurnOps / 2);  // the 16-CPU kernel is done in under 2 M cycles
     for (const auto& o : s.ops->outcomes()) CHECK_FALSE(o.failed);
+    CHECK(s.rig.eng->stats().rcu_violations == 0);
+    CHECK(s.rig.eng->stats().instances_pending == 0);
     // Whatever is still registered removed at once: the text as the image has it.
     std::vector<SessionProbe*> live;
     for (const auto& p : s.session.probes())

@@ -73,8 +73,8 @@ TEST_CASE("RCU-tasks waits for a preempted task to pass a voluntary switch; RCU-
     uint64_t sched_done = 0, tasks_done = 0;
     Cpu& caller = r.m.cpu(0);
     const uint64_t start = caller.cycle();
-    r.eng->rcu().call_rcu(caller, [&] { sched_done = r.m.now(); });
-    r.eng->rcu().call_rcu_tasks(caller, [&] { tasks_done = r.m.now(); });
+    r.eng->rcu().call_rcu(caller, [&](Cpu*, uint64_t) { sched_done = r.m.now(); });
+    r.eng->rcu().call_rcu_tasks(caller, [&](Cpu*, uint64_t) { tasks_done = r.m.now(); });
     const RunResult res = r.m.run();
     REQUIRE(r.passed(res));
     const uint64_t ended = read64(r, "rcu_tasks_hog_ended", hog_cpu);
@@ -108,7 +108,7 @@ TEST_CASE("RCU-tasks with no task holding it out ends: each CPU lists its tasks 
       run_to(r, 300'000);
       uint64_t done = 0;
       const uint64_t start = r.m.cpu(1).cycle();
-      r.eng->rcu().call_rcu_tasks(r.m.cpu(1), [&] { done = r.m.now(); });
+      r.eng->rcu().call_rcu_tasks(r.m.cpu(1), [&](Cpu*, uint64_t) { done = r.m.now(); });
       REQUIRE(r.passed(r.m.run()));
       REQUIRE(done > start);
       // Each CPU lists its tasks at one interrupt and sees them pass at

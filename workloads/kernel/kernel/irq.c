@@ -28,6 +28,7 @@ NOKPROBE_SYMBOL(irq_exit);
  * interrupts off, standing for a long irq-off section (a slow handler), so
  * a test can show a stop_machine or a sync IPI waiting for that CPU. */
 unsigned long irqoff_spin_cycles[CONFIG_MAX_CPUS];
+unsigned long irqoff_spin_began[CONFIG_MAX_CPUS]; /* when the last such spin began */
 
 void timer_interrupt(void) {
   const unsigned cpu = this_cpu()->cpu;
@@ -35,6 +36,7 @@ void timer_interrupt(void) {
   if (unlikely(n)) {
     WRITE_ONCE(irqoff_spin_cycles[cpu], 0);
     const uint64_t t0 = arch_cycles();
+    WRITE_ONCE(irqoff_spin_began[cpu], t0);
     while (arch_cycles() - t0 < n) arch_cpu_relax();
   }
   sched_tick();
