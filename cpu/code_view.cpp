@@ -43,6 +43,7 @@ void CodeViews::resync() {
   for (auto& [base, p] : pages_) std::memcpy(p.get(), bus_.ram().ptr(base), kPageSize);
   for (View& v : views_) {
     v.ranges.clear();
+    v.synced = 0;
     recompute(v);
   }
 }
@@ -104,6 +105,13 @@ bool CodeViews::in_code(uint64_t addr, unsigned len) const {
 
 void CodeViews::add(int cpu, const StaleRange& r) {
   View& v = views_[static_cast<size_t>(cpu)];
+  if (before(r.store_cycle, r.storer, v.synced, cpu)) {
+    // The CPU has serialised after this store already (handled first, but
+    // later in the global order): it sees the store, as if it had dropped
+    // it there.
+    if (on_sync) on_sync(cpu, v.synced, 1, v.synced_mark);
+    return;
+  }
   const bool was_stale = !v.ranges.empty();
   if (v.ranges.size() >= timing::kStaleCodeMaxStores) v.ranges.erase(v.ranges.begin());
   v.ranges.push_back(r);
@@ -155,12 +163,23 @@ void CodeViews::note_fetch(int cpu, uint64_t cycle, uint64_t addr, unsigned len)
 }
 
 void CodeViews::serialize(int cpu, uint64_t cycle) {
+  note_serialized(cpu, cycle);
+  View& v = views_[static_cast<size_t>(cpu)];
+  if (v.ranges.empty()) return;
+  const uint64_t n = std::erase_if(
+      v.ranges, [&](const StaleRange& r) { return before(r.store_cycle, r.storer, cycle, cpu); });
+  if (n == 0) return;
+  recompute(v);
+  if (on_sync) on_sync(cpu, cycle, n, v.synced_mark);
+}
+
+void CodeViews::drop_all(int cpu, uint64_t cycle) {
   View& v = views_[static_cast<size_t>(cpu)];
   if (v.ranges.empty()) return;
   const uint64_t n = v.ranges.size();
   v.ranges.clear();
   recompute(v);
-  if (on_sync) on_sync(cpu, cycle, n);
+  if (on_sync) on_sync(cpu, cycle, n, on_mark ? on_mark() : 0);
 }
 
 void CodeViews::set_ranges(int cpu, std::vector<StaleRange> r) {

@@ -77,9 +77,40 @@ class CodeViews {
   // `cycle`: when that differs from memory, each stale range behind the
   // difference is reported once (on_stale_fetch).
   void note_fetch(int cpu, uint64_t cycle, uint64_t addr, unsigned len);
-  // Drops the whole view of `cpu` (it serialised at `cycle`); reports a
-  // non-empty one (on_sync).
+  // `cpu` serialised at `cycle`: drops every store made before that in the
+  // global (cycle, CPU) order, and reports them (on_sync). Stores and
+  // serialisations are ordered by their stamps, not by the host order in
+  // which they are handled: two schedules that give the same run may
+  // handle a store and another CPU's serialisation a few cycles apart in
+  // either order (a later-stamped store stays; an earlier-stamped store
+  // handled after the serialisation is never added, and is reported at the
+  // serialisation's place). A store into code puts back every CPU running
+  // ahead before it is handled (mem/ownership.hpp), so the serialisation
+  // it is compared with is one the CPU has really made.
   void serialize(int cpu, uint64_t cycle);
+  // The same for a CPU whose view is empty (the cores' cheap case): only
+  // the serialisation's cycle is kept.
+  void note_serialized(int cpu, uint64_t cycle) {
+    View& v = views_[static_cast<size_t>(cpu)];
+    if (cycle < v.synced) return;
+    v.synced = cycle;
+    if (on_mark) v.synced_mark = on_mark();
+  }
+  // The serialisation stamp is part of a CPU's run-ahead point: a CPU put
+  // back did not serialise at the cycles it had run ahead to (its view is
+  // empty while it runs ahead, so the stamp is all there is).
+  std::pair<uint64_t, uint64_t> sync_point(int cpu) const {
+    const View& v = views_[static_cast<size_t>(cpu)];
+    return {v.synced, v.synced_mark};
+  }
+  void set_sync_point(int cpu, std::pair<uint64_t, uint64_t> p) {
+    View& v = views_[static_cast<size_t>(cpu)];
+    v.synced = p.first;
+    v.synced_mark = p.second;
+  }
+  // Drops the whole view of `cpu`, whatever the stamps (instant patching:
+  // every CPU sees the new text at once); reports a non-empty one at `cycle`.
+  void drop_all(int cpu, uint64_t cycle);
 
   // A CPU's view gained its first range: it must leave its fast path (the
   // platform ends its slice).
@@ -91,7 +122,11 @@ class CodeViews {
   std::function<bool(int cpu)> has_run;
   // Events (sim/events.hpp: stale_fetch, code_sync); unset, nothing is built.
   std::function<void(int cpu, uint64_t cycle, uint64_t addr, const StaleRange&)> on_stale_fetch;
-  std::function<void(int cpu, uint64_t cycle, uint64_t ranges)> on_sync;
+  // `mark`: the event's place among those of its (cycle, CPU), taken from
+  // on_mark at the serialisation (a store handled after it, but made before
+  // it, is reported later at that place).
+  std::function<void(int cpu, uint64_t cycle, uint64_t ranges, uint64_t mark)> on_sync;
+  std::function<uint64_t()> on_mark;
 
   // Checkpoints: the views are machine state; the page copies follow RAM.
   const std::vector<StaleRange>& ranges(int cpu) const { return views_[static_cast<size_t>(cpu)].ranges; }
@@ -111,7 +146,16 @@ class CodeViews {
   struct View {
     std::vector<StaleRange> ranges;  // in store order, oldest first
     uint64_t min_expiry = ~uint64_t{0};
+    uint64_t synced = 0;       // the cycle of the CPU's latest serialisation
+    uint64_t synced_mark = 0;  // its on_mark
   };
+  // Whether a store stamped (cycle, storer) comes before `cpu`'s
+  // serialisation at `at` in the global (cycle, CPU) order (at one cycle,
+  // the lower CPU steps first; a CPU's own store and serialisation are in
+  // program order).
+  static bool before(uint64_t cycle, int storer, uint64_t at, int cpu) {
+    return cycle != at ? cycle < at : storer <= cpu;
+  }
   void on_store(const Accessor& who, uint64_t addr, unsigned size);
   void store_piece(const Accessor& who, uint64_t addr, unsigned len);
   void add(int cpu, const StaleRange& r);

@@ -50,6 +50,9 @@ class Cpu {
   // instruction (Linux's sync_core()); RV64, as fence.i. Drops its stale
   // view (a code_sync event when it had one).
   virtual void serialize_code() = 0;
+  // Drops the stale view whatever its stores' cycles: the CPU sees memory
+  // as it is now (instant patching, which no CPU executes).
+  virtual void see_code_now() = 0;
   // The bytes this CPU's next fetch at `addr` would see (memory overlaid
   // with its stale view); returns the bytes read: `n`, fewer at the end of
   // RAM, 0 outside it. For the debugger.

@@ -176,7 +176,11 @@ Accessor Engine::as_caller() const { return Accessor{caller_cpu_, m_.cpu(caller_
 void Engine::emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_t b, uint64_t c) {
   // A registration made on behalf of a CPU that is not the running one (it
   // may idle with a lagging clock) happens now, at the running CPU's clock.
-  m_.events().emit(Event{std::max(cpu.cycle(), m_.now()), cpu.id(), EventKind::probe, addr, b, c, what});
+  // Between runs (an operation of a probe script) nothing runs: the
+  // caller's own clock, not the furthest CPU's, which depends on how the
+  // schedule sliced the run up to here.
+  const uint64_t at = m_.running_cpu() >= 0 ? std::max(cpu.cycle(), m_.now()) : cpu.cycle();
+  m_.events().emit(Event{at, cpu.id(), EventKind::probe, addr, b, c, what});
 }
 
 // --- Text: arming and disarming ------------------------------------------------
@@ -224,7 +228,7 @@ void Engine::disarm(ProbePoint& p) {
 // Instant patching means every CPU sees the new text at once, whatever the
 // code model: no CPU keeps a stale copy of what was just written.
 void Engine::see_text_now() {
-  for (int k = 0; k < m_.cpu_count(); ++k) m_.cpu(k).serialize_code();
+  for (int k = 0; k < m_.cpu_count(); ++k) m_.cpu(k).see_code_now();
 }
 
 // A removed point whose original bytes are back. During a run (the removal

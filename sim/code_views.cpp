@@ -11,10 +11,11 @@ void Platform::connect_code_views(Machine& m, CodeViews& v) {
     m.events().emit(Event{cycle, cpu, EventKind::stale_fetch, addr, r.store_cycle,
                           static_cast<uint64_t>(static_cast<int64_t>(r.storer)), ""});
   };
-  v.on_sync = [&m](int cpu, uint64_t cycle, uint64_t ranges) {
+  v.on_sync = [&m](int cpu, uint64_t cycle, uint64_t ranges, uint64_t mark) {
     if (m.events().empty()) return;
-    m.events().emit(Event{cycle, cpu, EventKind::code_sync, ranges, 0, 0, ""});
+    m.events().emit_at_seq(Event{cycle, cpu, EventKind::code_sync, ranges, 0, 0, ""}, mark);
   };
+  v.on_mark = [&m] { return m.events().reserve_seq(); };
 }
 
 // Field by field, like the CPUs; an empty view is one count.

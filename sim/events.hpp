@@ -84,6 +84,21 @@ class EventStream {
     (d == Delivery::ordered ? observers_ : immediate_).push_back(o);
   }
   void remove(EventObserver* o);
+  // A place in the emission order, taken now for an event that may be
+  // emitted later (emit_at_seq): it sorts as if emitted now.
+  uint64_t reserve_seq() { return seq_++; }
+  void emit_at_seq(const Event& e, uint64_t seq) {
+    if (!immediate_.empty()) [[unlikely]]
+      for (auto* o : immediate_) o->on_event(e);
+    if (observers_.empty()) return;
+    if (!ordered_) {
+      deliver(e);
+      return;
+    }
+    held_.push_back(Held{e, seq});
+    if (held_.back().e.cycle < released_below_) held_.back().e.cycle = released_below_;
+    push_heap();
+  }
   void emit(const Event& e) {
     if (!immediate_.empty()) [[unlikely]]
       for (auto* o : immediate_) o->on_event(e);

@@ -180,6 +180,7 @@ class Machine : private Resolver {
   // outside its own turn): the scheduler refreshes when it is next ready.
   void cpu_clock_changed(int cpu);
   uint64_t now() const;  // clock of the running CPU (or max when none runs)
+  int running_cpu() const { return running_; }  // -1 between runs
   // Where the running CPU's current step began: a trap's cycle while trap
   // hooks run, a host phase's first cycle, else its clock. Host work is
   // ordered against the other CPUs at that point.

@@ -244,9 +244,15 @@ const Insn& Hart::fetch_stale(uint64_t pc) {
 }
 
 void Hart::serialize_code() {
-  if (!*stale_) return;
+  if (!*stale_) return views_.note_serialized(id_, s.cycle);
   views_.serialize(id_, s.cycle);
   end_slice();  // back to the fast path
+}
+
+void Hart::see_code_now() {
+  if (!*stale_) return;
+  views_.drop_all(id_, s.cycle);
+  end_slice();
 }
 
 void Hart::decode_into(Insn& slot, uint64_t pc) {

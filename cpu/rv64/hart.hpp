@@ -85,6 +85,7 @@ class Hart final : public Cpu {
   // fence.i (exec_fence_i) is the one thing that synchronises a hart's
   // fetch with memory: traps do not (docs/CODE_MODEL.md).
   void serialize_code() override;
+  void see_code_now() override;
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
   bool code_view_stale() const override { return views_.stale(id_); }
   void raise_breakpoint() override { raise(kBreakpoint, s.pc); }
@@ -231,10 +232,12 @@ class Hart final : public Cpu {
   AccessMode access_mode() const { return grants_.mode; }
   // The state a run-ahead starts from, and going back to it.
   void save_ahead_point() {
+    ahead_sync_ = views_.sync_point(id_);
     ahead_s_ = s;
     ahead_ctl_ = ctl_;
   }
   void restore_ahead_point() {
+    views_.set_sync_point(id_, ahead_sync_);
     s = ahead_s_;
     ctl_ = ahead_ctl_;
     end_slice();
@@ -317,6 +320,7 @@ class Hart final : public Cpu {
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
+  std::pair<uint64_t, uint64_t> ahead_sync_{};  // CodeViews::sync_point at the ahead point
   Control ahead_ctl_;
 
   // Fetch window: the decoded page the hart is executing from.

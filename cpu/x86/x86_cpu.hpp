@@ -122,8 +122,13 @@ class X86Cpu final : public Cpu {
   // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
   // Back to the fast path at once when that ends a view.
   void serialize_code() override {
-    if (!*stale_) return;
+    if (!*stale_) return views_.note_serialized(id_, s.cycle);
     views_.serialize(id_, s.cycle);
+    stop_ = 0;
+  }
+  void see_code_now() override {
+    if (!*stale_) return;
+    views_.drop_all(id_, s.cycle);
     stop_ = 0;
   }
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
@@ -320,10 +325,12 @@ class X86Cpu final : public Cpu {
   }
   AccessMode access_mode() const { return grants_.mode; }
   void save_ahead_point() {
+    ahead_sync_ = views_.sync_point(id_);
     ahead_s_ = s;
     ahead_ctl_ = control();
   }
   void restore_ahead_point() {
+    views_.set_sync_point(id_, ahead_sync_);
     s = ahead_s_;
     set_control(ahead_ctl_);
     lazy_op = kLazyNone;
@@ -424,6 +431,7 @@ class X86Cpu final : public Cpu {
   CpuGrants grants_;  // and the access mode
   bool sync_stop_ = false;
   State ahead_s_;
+  std::pair<uint64_t, uint64_t> ahead_sync_{};  // CodeViews::sync_point at the ahead point
   Control ahead_ctl_{};
   Insn sync_insn_{};  // what fetch() returns when decoding is a sync point
   uint64_t stop_ = 0;
