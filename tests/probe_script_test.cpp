@@ -309,7 +309,15 @@ TEST_CASE("probe script: running ahead gives the reference schedule's run with c
     const char* isa;
     const char* seed;
     std::vector<std::string> extra;
+    const char* cpus = "4";
   };
+  // Each of these once differed: classic stepping and the spinlock (run-ahead
+  // fixes), and, with the grace periods' frees, a CPU's interrupt handled
+  // before another's stamped earlier (x86 seed 8, RV64 seed 8: RCU's order),
+  // a store into code handled after a later-stamped serialisation (x86 16
+  // CPUs seed 2), an IPI posted before the target took an earlier one of the
+  // same vector (x86 seeds 25 and 26: the LAPIC's later posts) and an
+  // operation's events stamped with the furthest CPU's clock (RV64 seed 16).
   const Case cases[] = {
       {"x86", "1", {"--kprobes-mode", "classic"}},
       {"x86", "2", {"--kprobes-mode", "classic"}},
@@ -318,10 +326,15 @@ TEST_CASE("probe script: running ahead gives the reference schedule's run with c
       {"x86", "7", {"--kprobes-locking", "spinlock"}},
       {"rv64", "4", {"--kprobes-locking", "spinlock"}},
       {"rv64", "5", {"--kprobes-locking", "spinlock"}},
+      {"rv64", "16", {"--kprobes-locking", "spinlock"}},
+      {"rv64", "8", {"--kprobes-locking", "rcu"}},
+      {"x86", "25", {"--kprobes-patching", "text_poke"}},
+      {"x86", "26", {"--kprobes-patching", "text_poke"}},
+      {"x86", "2", {"--kprobes-patching", "text_poke"}, "16"},
   };
   for (const Case& c : cases) {
     const std::string script = write_file(std::string("churn_") + c.isa + "_sched.probes", churn_script());
-    std::vector<std::string> args = {"run", "--isa", c.isa, "--cpus", "4", "--seed", c.seed, "-q",
+    std::vector<std::string> args = {"run", "--isa", c.isa, "--cpus", c.cpus, "--seed", c.seed, "-q",
                                      "--probe-script", script};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     ProcessResult a = run_ksim(args);
@@ -330,7 +343,8 @@ TEST_CASE("probe script: running ahead gives the reference schedule's run with c
     INFO(c.isa << " seed " << c.seed << " " << c.extra.back() << ": " << a.err << b.err);
     REQUIRE(a.status == 0);
     REQUIRE(b.status == 0);
-    CHECK(a.out.find("probe-script: 55 of 55 operations performed, 0 failed\n") != std::string::npos);
+    if (std::string(c.cpus) == "4")  // (16 CPUs finish the kernel's work before the script ends)
+      CHECK(a.out.find("probe-script: 55 of 55 operations performed, 0 failed\n") != std::string::npos);
     CHECK(trace_hash(a.out) == trace_hash(b.out));
     CHECK(a.out.substr(a.out.find("probes:")) == b.out.substr(b.out.find("probes:")));
   }

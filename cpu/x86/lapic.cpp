@@ -25,9 +25,15 @@ uint64_t Lapic::divide_by(uint32_t d) const {
 
 void Lapic::post(int cpu, int vector, uint64_t at, int from) {
   PerCpu& p = cpu_[cpu];
-  if (!p.irr.test(vector) || at < p.arrive[vector]) {
+  if (!p.irr.test(vector)) {
     p.arrive[vector] = at;
     p.source[vector] = from;
+  } else if (at < p.arrive[vector]) {
+    p.later.push_back({vector, p.arrive[vector], p.source[vector]});
+    p.arrive[vector] = at;
+    p.source[vector] = from;
+  } else if (at > p.arrive[vector]) {
+    p.later.push_back({vector, at, from});
   }
   p.irr.set(vector);
   if (listener_.changed) listener_.changed(cpu);
@@ -72,9 +78,23 @@ int Lapic::pending(int cpu, uint64_t cycle) const {
   return result;
 }
 
-void Lapic::acknowledge(int cpu, int vector) {
-  cpu_[cpu].irr.reset(vector);
-  cpu_[cpu].isr.set(vector);
+void Lapic::acknowledge(int cpu, int vector, uint64_t cycle) {
+  PerCpu& p = cpu_[cpu];
+  p.irr.reset(vector);
+  p.isr.set(vector);
+  p.taken_source[vector] = p.source[vector];
+  if (p.later.empty()) return;
+  // Posts that arrived by now merged into this one; the earliest of the
+  // rest is the vector's next IRR entry.
+  std::erase_if(p.later, [&](const PerCpu::Later& l) { return l.vector == vector && l.arrive <= cycle; });
+  auto next = p.later.end();
+  for (auto it = p.later.begin(); it != p.later.end(); ++it)
+    if (it->vector == vector && (next == p.later.end() || it->arrive < next->arrive)) next = it;
+  if (next == p.later.end()) return;
+  p.irr.set(vector);
+  p.arrive[vector] = next->arrive;
+  p.source[vector] = next->source;
+  p.later.erase(next);
 }
 
 uint64_t Lapic::next_event(int cpu, uint64_t now) const {
@@ -100,12 +120,21 @@ std::vector<uint64_t> Lapic::snapshot() const {
                        uint64_t{p.divide}, uint64_t{p.initial}, p.deadline, p.period, p.ipi_draws, p.timer_draws})
       w.push_back(x);
   }
+  // Then each CPU's later posts: a count, then (vector, arrival, source).
+  for (const PerCpu& p : cpu_) {
+    w.push_back(p.later.size());
+    for (const PerCpu::Later& l : p.later) {
+      w.push_back(static_cast<uint64_t>(l.vector));
+      w.push_back(l.arrive);
+      w.push_back(static_cast<uint64_t>(static_cast<int64_t>(l.source)));
+    }
+  }
   return w;
 }
 
 bool Lapic::restore(const std::vector<uint64_t>& w) {
   constexpr size_t kPer = 4 + 4 + 256 + 256 + 10;
-  if (w.size() != kPer * cpu_.size()) return false;
+  if (w.size() < (kPer + 1) * cpu_.size()) return false;
   size_t k = 0;
   for (PerCpu& p : cpu_) {
     for (uint64_t& x : p.irr.w) x = w[k++];
@@ -127,7 +156,19 @@ bool Lapic::restore(const std::vector<uint64_t>& w) {
     p.ipi_draws = w[k++];
     p.timer_draws = w[k++];
   }
-  return true;
+  for (PerCpu& p : cpu_) {
+    if (k >= w.size()) return false;
+    const uint64_t n = w[k++];
+    if (n > 256 * 4 || w.size() - k < 3 * n) return false;
+    p.later.clear();
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t v = w[k++], at = w[k++];
+      const int64_t src = static_cast<int64_t>(w[k++]);
+      if (v < 16 || v > 255 || src < -1 || src >= static_cast<int64_t>(cpu_.size())) return false;
+      p.later.push_back({static_cast<int>(v), at, static_cast<int>(src)});
+    }
+  }
+  return k == w.size();
 }
 
 bool Lapic::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {

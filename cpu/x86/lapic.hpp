@@ -35,12 +35,12 @@ class Lapic final : public Device, public InterruptSource {
                          uint64_t value) const override;
 
   int pending(int cpu, uint64_t cycle) const override;
-  void acknowledge(int cpu, int vector) override;
+  void acknowledge(int cpu, int vector, uint64_t cycle) override;
   uint64_t next_event(int cpu, uint64_t now) const override;
   uint32_t apic_id(int cpu) const override { return static_cast<uint32_t>(cpu); }
-  // The CPU whose IPI last made `vector` pending on `cpu`, or -1 when it
-  // was raised locally (timer, self-IPI): for the ipi_recv event.
-  int ipi_source(int cpu, int vector) const { return cpu_[cpu].source[vector]; }
+  // The CPU whose IPI `cpu` took last as `vector`, or -1 when it was
+  // raised locally (timer, self-IPI): for the ipi_recv event.
+  int ipi_source(int cpu, int vector) const { return cpu_[cpu].taken_source[vector]; }
 
   // Running ahead (docs/SCHEDULING.md): a CPU ahead changes its own APIC
   // only by looking at it (pending() and next_event() move a due timer into
@@ -99,12 +99,26 @@ class Lapic final : public Device, public InterruptSource {
     VecSet irr, isr;
     std::vector<uint64_t> arrive = std::vector<uint64_t>(256, 0);  // IRR entry visible from this cycle
     std::vector<int> source = std::vector<int>(256, -1);           // sending CPU of an IRR entry, or -1
+    std::vector<int> taken_source = std::vector<int>(256, -1);     // `source` of the entry last acknowledged
     uint32_t svr = 0xff, tpr = 0, icr_high = 0;
     uint32_t lvt_timer = 1u << 16;  // masked at reset
     uint32_t divide = 0, initial = 0;
     uint64_t deadline = kNever;     // timer fires at this cycle
     uint64_t period = 0;            // cycles, for periodic mode
     uint64_t ipi_draws = 0, timer_draws = 0;
+    // IPIs posted to a vector already in IRR that arrive after its entry
+    // (vector, arrival, source). One IRR bit holds one interrupt, so they
+    // merge with it if they arrive before the CPU takes it; otherwise they
+    // are the next one. Which happens is decided at the acknowledgement,
+    // by the cycles, not by the host order in which the post and the
+    // acknowledgement are handled (a CPU's slot may end after another
+    // CPU's post stamped later than its acknowledgement).
+    struct Later {
+      int vector;
+      uint64_t arrive;
+      int source;
+    };
+    std::vector<Later> later;
   };
   void post(int cpu, int vector, uint64_t at, int from = -1);
   void fire_timer(int cpu, uint64_t cycle) const;  // moves a due timer into IRR

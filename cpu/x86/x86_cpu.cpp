@@ -308,7 +308,7 @@ bool X86Cpu::check_interrupts() {
     sync_stop();
     return false;
   }
-  irq_.acknowledge(id_, v);
+  irq_.acknowledge(id_, v, s.cycle);
   deliver(static_cast<uint8_t>(v), s.rip, true);
   return true;
 }

@@ -55,8 +55,8 @@ class InterruptSource {
   virtual ~InterruptSource() = default;
   // Highest-priority pending vector deliverable at `cycle`, or -1.
   virtual int pending(int cpu, uint64_t cycle) const = 0;
-  // The CPU takes `vector` (moves it to in-service).
-  virtual void acknowledge(int cpu, int vector) = 0;
+  // The CPU takes `vector` at `cycle` (moves it to in-service).
+  virtual void acknowledge(int cpu, int vector, uint64_t cycle) = 0;
   // First cycle after `now` at which something may become pending (a timer
   // expiry, an IPI arriving); UINT64_MAX if none. Vectors that have arrived
   // but are blocked (priority, disabled APIC) do not count: only the CPU
