@@ -431,3 +431,93 @@ TEST_CASE("Timeline: after a hit's SSDONE the lane is back to running", "[ui][ti
   CHECK(cells[2].spans == 0);  // running again, up to now
   CHECK(cells[9].spans == 0);
 }
+
+TEST_CASE("Timeline: a patching job, stop_machine on every CPU and the grace period of a removal as spans and a band",
+          "[ui][timeline]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(600'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 1}).empty());
+  d.go_to_cycle(700'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::remove, "myread", 1}).empty());
+  d.go_to_cycle(900'000);
+  TimelineIndex tl;
+  tl.sync(d.log(), 2);
+  // Independently, from the events themselves: each lane's stop_machine
+  // states (the first to MULTI_STOP_EXIT) and the caller's patch-begin /
+  // patch-done, and the gp-start / gp-end cycles.
+  const uint64_t exit_state = static_cast<uint64_t>(kprobes::StopState::exit);
+  std::vector<std::pair<uint64_t, uint64_t>> stops[2], jobs;
+  std::vector<std::pair<uint64_t, uint64_t>> gps;
+  for (size_t i = 0; i < d.log().size(); ++i) {
+    const EventRec& r = d.log()[i];
+    if (r.kind != EventKind::probe || r.cpu < 0 || r.cpu > 1) continue;
+    const std::string w = d.log().text(r);
+    auto& st = stops[r.cpu];
+    if (w == "stop_machine" && (st.empty() || st.back().second != 0)) st.push_back({r.cycle, 0});
+    if (w == "stop_machine" && r.b == exit_state) st.back().second = r.cycle;
+    if (w == "patch-begin") jobs.push_back({r.cycle, 0});
+    if (w == "patch-done") jobs.back().second = r.cycle;
+    if (w == "gp-start") gps.push_back({r.cycle, 0});
+    if (w == "gp-end") gps.back().second = r.cycle;
+  }
+  REQUIRE(jobs.size() == 2);  // arm, disarm
+  for (int lane = 0; lane < 2; ++lane) {
+    REQUIRE(stops[lane].size() == 2);
+    std::vector<std::pair<uint64_t, uint64_t>> got;
+    for (const Span& sp : tl.spans(lane))
+      if (sp.kind == SpanKind::stopper) got.push_back({sp.begin, sp.end});
+    CHECK(got == stops[lane]);
+  }
+  // The caller's job: patching before and after its own stop_machine.
+  for (auto [b, e] : jobs) {
+    bool starts = false, ends = false;
+    for (const Span& sp : tl.spans(1)) {
+      starts |= sp.kind == SpanKind::patching && sp.begin == b;
+      ends |= sp.kind == SpanKind::patching && sp.end == e;
+    }
+    CHECK(starts);
+    CHECK(ends);
+  }
+  REQUIRE(gps.size() >= 1);
+  REQUIRE(tl.bands().size() == gps.size());
+  for (size_t k = 0; k < gps.size(); ++k) {
+    CHECK(tl.bands()[k].begin == gps[k].first);
+    CHECK(tl.bands()[k].end == gps[k].second);
+    CHECK_FALSE(tl.bands()[k].tasks);
+  }
+  std::vector<const Band*> in;
+  tl.bands_in(gps[0].first, gps[0].first + 1, in);
+  CHECK(in.size() == 1);
+}
+
+TEST_CASE("Code view under the relaxed model: a CPU that has not seen a store into code shows what it would still "
+          "execute there; the storer (x86) and a CPU after it serialises do not",
+          "[ui][code]") {
+  for (Isa isa : {Isa::x86_64, Isa::rv64}) {
+    INFO(isa_name(isa));
+    Debugger d(ui_kernel(2, 0, isa), {});
+    d.go_to_cycle(300'000);
+    Machine& m = d.world().machine();
+    const uint64_t fn = m.symbols().find("do_fork")->addr;
+    const std::string before = code_lines(d, fn, 0, 1)[0].text;
+    // CPU 0 stores a breakpoint over do_fork's first instruction.
+    uint8_t bp[4];
+    const unsigned n = isa == Isa::x86_64 ? 1 : 4;
+    if (isa == Isa::x86_64)
+      bp[0] = 0xcc;
+    else {
+      const uint32_t ebreak = 0x00100073;
+      std::memcpy(bp, &ebreak, 4);
+    }
+    REQUIRE(m.bus().write_bytes(fn, bp, n, Accessor{0, m.cpu(0).cycle()}));
+    REQUIRE(m.cpu(1).code_view_stale());
+    auto l1 = code_lines(d, fn, 0, 1, 1)[0];
+    CHECK(l1.text == (isa == Isa::x86_64 ? "int3" : "ebreak"));  // memory now
+    CHECK(l1.cpu_sees == before);                                  // CPU 1 still has the old instruction
+    // x86: the storing CPU sees its own store; RV64: not until fence.i.
+    auto l0 = code_lines(d, fn, 0, 1, 0)[0];
+    CHECK(l0.cpu_sees == (isa == Isa::x86_64 ? "" : before));
+    m.cpu(1).serialize_code();
+    CHECK(code_lines(d, fn, 0, 1, 1)[0].cpu_sees.empty());
+  }
+}

@@ -45,7 +45,7 @@ std::optional<uint64_t> resolve_location(Debugger& d, const std::string& text) {
   return d.world().machine().symbols().resolve(t);
 }
 
-std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int after) {
+std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int after, int view_cpu) {
   World& w = d.world();
   Machine& m = w.machine();
   const SymbolTable& syms = m.symbols();
@@ -83,6 +83,13 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
   }
   orig = now;
   if (eng) eng->read_original(start, orig.data(), orig.size());
+  // What the viewing CPU would fetch (memory overlaid with its stale view).
+  std::vector<uint8_t> seen;
+  if (view_cpu >= 0 && view_cpu < m.cpu_count() && m.cpu(view_cpu).code_view_stale()) {
+    seen.resize(now.size());
+    const size_t n = m.cpu(view_cpu).fetch_view(start, seen.data(), seen.size());
+    if (n < seen.size()) std::copy(now.begin() + static_cast<long>(n), now.end(), seen.begin() + static_cast<long>(n));
+  }
 
   // Probe points and slots the session knows.
   struct Known {
@@ -135,6 +142,10 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
         l.over = decode_at(isa, now.data() + off, now.size() - off, pc, syms).text;
       }
     }
+    if (!seen.empty() && !std::equal(now.begin() + static_cast<long>(off),
+                                     now.begin() + static_cast<long>(std::min(now.size(), off + dec.len)),
+                                     seen.begin() + static_cast<long>(off)))
+      l.cpu_sees = decode_at(isa, seen.data() + off, seen.size() - off, pc, syms).text;
     if (pc <= center) center_index = lines.size();
     lines.push_back(std::move(l));
     pc += dec.len;

@@ -23,12 +23,17 @@ struct CodeLine {
   std::string over;         // the instruction memory holds instead ("ebreak", "int3")
   std::string probes;       // event names of the probes here
   std::string slot_of;      // inside an instruction slot: "slot of do_fork (p_do_fork_0)"
+  // Under --code-model relaxed, when the viewing CPU has not yet seen a
+  // store here (its stale view differs from memory): the instruction it
+  // would execute here next (Cpu::fetch_view). "" otherwise.
+  std::string cpu_sees;
 };
 
 // Lines around `center`: up to `before` instructions before it (decoded
 // from the start of its function, so boundaries are right) and `after`
-// from it.
-std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int after);
+// from it. `view_cpu` (>= 0): also what that CPU would execute, where its
+// view of code differs from memory (CodeLine::cpu_sees).
+std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int after, int view_cpu = -1);
 
 // "do_fork", "do_fork+0x8", "0x80001000" or a register-free number: the
 // address, or nullopt.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cpu/timing.hpp"
+#include "kprobes/patching.hpp"
 
 namespace ksim::ui {
 
@@ -15,12 +16,16 @@ const char* span_kind_name(SpanKind k) {
     case SpanKind::hit_ss: return "KPROBE_HIT_SS";
     case SpanKind::hit_ssdone: return "KPROBE_HIT_SSDONE";
     case SpanKind::reenter: return "KPROBE_REENTER";
+    case SpanKind::patching: return "patching";
+    case SpanKind::stopper: return "stop_machine";
     case SpanKind::count: break;
   }
   return "?";
 }
 
 namespace {
+constexpr uint64_t kStopExit = static_cast<uint64_t>(kprobes::StopState::exit);
+
 SpanKind span_of(FsmNode n) {
   switch (n) {
     case FsmNode::idle: return SpanKind::running;
@@ -88,9 +93,12 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
         // A probe operation charged to this CPU, or a step of a patching
         // protocol it executes (kprobes/patching.hpp): a tick.
         static const char* const kTicks[] = {"register", "unregister", "arm", "disarm", "patch-begin", "patch-done",
-                                             "sync-ack", "sync_core", "fence.i", "stop_machine", "stop_machine-done"};
+                                             "sync-ack", "sync_core", "fence.i", "stop_machine", "stop_machine-done",
+                                             "text-write", "poke-int3", "slot-free"};
         if (std::any_of(std::begin(kTicks), std::end(kTicks), [&](const char* t) { return what == t; }))
           l.marks.push_back(Mark{r.cycle, i, r.kind});
+        patching_span(l, r, what, i);
+        band(r, what, i);
         break;
       }
       if (next == FsmNode::reenter) l.saved = l.state;
@@ -109,10 +117,56 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
   }
 }
 
+// The patching work a CPU does, as spans: its job from patch-begin to
+// patch-done, and inside it (or alone, on the other CPUs) stop_machine
+// from the first state the CPU acts on to MULTI_STOP_EXIT.
+void TimelineIndex::patching_span(Lane& l, const EventRec& r, const std::string& what, uint32_t i) {
+  if (what == "patch-begin") {
+    l.in_job = true;
+    open(l, r.cycle, SpanKind::patching, i);
+  } else if (what == "patch-done") {
+    l.in_job = false;
+    if (!l.in_stop) close(l, r.cycle);
+  } else if (what == "stop_machine") {
+    if (!l.in_stop) {
+      l.in_stop = true;
+      open(l, r.cycle, SpanKind::stopper, i);
+    }
+    if (r.b == kStopExit) {
+      l.in_stop = false;
+      if (l.in_job)
+        open(l, r.cycle, SpanKind::patching, i);
+      else
+        close(l, r.cycle);
+    }
+  }
+}
+
+void TimelineIndex::band(const EventRec& r, const std::string& what, uint32_t i) {
+  const bool tasks = what.rfind("tasks-", 0) == 0;
+  const std::string w = tasks ? what.substr(6) : what;
+  if (w == "gp-start") {
+    bands_.push_back(Band{r.cycle, kOpen, tasks, i});
+  } else if (w == "gp-end") {
+    for (auto it = bands_.rbegin(); it != bands_.rend(); ++it)
+      if (it->tasks == tasks && it->end == kOpen) {
+        it->end = std::max(r.cycle, it->begin + 1);
+        break;
+      }
+  }
+}
+
+void TimelineIndex::bands_in(uint64_t c0, uint64_t c1, std::vector<const Band*>& out) const {
+  out.clear();
+  for (const Band& b : bands_)
+    if (b.begin < c1 && (b.end == kOpen || b.end > c0)) out.push_back(&b);
+}
+
 void TimelineIndex::sync(const EventLog& log, int cpus) {
   if (log.generation() != generation_ || lanes_.size() != static_cast<size_t>(cpus) || log.size() < seen_) {
     lanes_.assign(static_cast<size_t>(cpus), Lane{});
     arrows_.clear();
+    bands_.clear();
     pending_ipis_.assign(static_cast<size_t>(cpus), {});
     seen_ = 0;
     last_cycle_ = 0;

@@ -1,6 +1,8 @@
 // The Timeline window's model: one lane per CPU on a shared cycle axis.
-// Built incrementally from the event log: spans (idle, and the probe
-// states of a hit; the rest of a lane is the CPU running guest code),
+// Built incrementally from the event log: spans (idle, the probe states
+// of a hit, a patching job on its caller, a CPU inside stop_machine; the
+// rest of a lane is the CPU running guest code), grace periods as bands
+// across the lanes,
 // marks (traps, interrupts, IPIs received, console lines, and probe
 // operations: register, arm, disarm, unregister) and IPI arrows between
 // lanes.
@@ -20,7 +22,12 @@
 
 namespace ksim::ui {
 
-enum class SpanKind : uint8_t { running, idle, trap, hit_active, hit_ss, hit_ssdone, reenter, count };
+enum class SpanKind : uint8_t {
+  running, idle, trap, hit_active, hit_ss, hit_ssdone, reenter,
+  patching,  // the caller CPU's patching job (patch-begin .. patch-done)
+  stopper,   // inside multi_cpu_stop (its first state .. MULTI_STOP_EXIT)
+  count
+};
 const char* span_kind_name(SpanKind k);
 
 struct Span {
@@ -32,6 +39,13 @@ struct Mark {
   uint64_t cycle = 0;
   uint32_t event = 0;
   EventKind kind = EventKind::trap;
+};
+// A grace period, across every lane: RCU-sched (gp-start .. gp-end) or
+// RCU-tasks (tasks-gp-start .. tasks-gp-end).
+struct Band {
+  uint64_t begin = 0, end = 0;  // end = kOpen while it lasts
+  bool tasks = false;
+  uint32_t event = 0;  // its start event
 };
 struct Arrow {
   uint64_t from_cycle = 0, to_cycle = 0;
@@ -60,6 +74,9 @@ class TimelineIndex {
   const std::vector<Span>& spans(int cpu) const { return lanes_[static_cast<size_t>(cpu)].spans; }
   const std::vector<Mark>& marks(int cpu) const { return lanes_[static_cast<size_t>(cpu)].marks; }
   const std::vector<Arrow>& arrows() const { return arrows_; }
+  const std::vector<Band>& bands() const { return bands_; }
+  // The bands overlapping [c0, c1).
+  void bands_in(uint64_t c0, uint64_t c1, std::vector<const Band*>& out) const;
   uint64_t last_cycle() const { return last_cycle_; }
 
   // Columns [0, width) of lane `cpu`, column x covering cycles
@@ -78,12 +95,16 @@ class TimelineIndex {
     std::vector<Mark> marks;
     FsmNode state = FsmNode::idle, saved = FsmNode::idle;
     bool idle = false;
+    bool in_job = false, in_stop = false;  // patching work under way on this CPU
   };
   void add(const EventLog& log, uint32_t i);
+  void patching_span(Lane& l, const EventRec& r, const std::string& what, uint32_t i);
+  void band(const EventRec& r, const std::string& what, uint32_t i);
   void open(Lane& l, uint64_t c, SpanKind k, uint32_t ev);
   void close(Lane& l, uint64_t c);
   std::vector<Lane> lanes_;
   std::vector<Arrow> arrows_;
+  std::vector<Band> bands_;
   std::vector<std::vector<uint32_t>> pending_ipis_;  // per target: unmatched sends (indices into arrows_)
   size_t seen_ = 0;
   uint64_t generation_ = ~uint64_t{0};

@@ -27,9 +27,10 @@ void draw_code(ViewState& s) {
   if (!s.code_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.code_message.c_str());
   if (s.code_follow_pc) s.code_addr = m.cpu(s.selected_cpu).pc();
 
-  if (s.code_cache_addr != s.code_addr || s.code_cache_moves != s.d.moves()) {
-    s.code_cache = code_lines(s.d, s.code_addr, 10, 30);
+  if (s.code_cache_addr != s.code_addr || s.code_cache_moves != s.d.moves() || s.code_cache_cpu != s.selected_cpu) {
+    s.code_cache = code_lines(s.d, s.code_addr, 10, 30, s.selected_cpu);
     s.code_cache_addr = s.code_addr;
+    s.code_cache_cpu = s.selected_cpu;
     s.code_cache_moves = s.d.moves();
   }
   const std::vector<CodeLine>& lines = s.code_cache;
@@ -76,6 +77,10 @@ void draw_code(ViewState& s) {
       if (!l.slot_of.empty()) {
         ImGui::SameLine();
         ImGui::TextColored(ImVec4(0.4f, 0.85f, 1, 1), "  ; %s", l.slot_of.c_str());
+      }
+      if (!l.cpu_sees.empty()) {  // relaxed code model: this CPU has not seen the store yet
+        ImGui::SameLine();
+        ImGui::TextColored(ImVec4(1, 0.55f, 0.85f, 1), "  ; CPU %d still sees: %s", s.selected_cpu, l.cpu_sees.c_str());
       }
     }
     ImGui::EndTable();

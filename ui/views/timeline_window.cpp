@@ -59,13 +59,15 @@ void draw_timeline(ViewState& s) {
   ImGui::SameLine();
   ImGui::Text("%.0f .. %.0f   ", s.range.c0, s.range.c1);
   for (SpanKind k : {SpanKind::running, SpanKind::idle, SpanKind::trap, SpanKind::hit_active, SpanKind::hit_ss,
-                     SpanKind::hit_ssdone, SpanKind::reenter}) {
+                     SpanKind::hit_ssdone, SpanKind::reenter, SpanKind::patching, SpanKind::stopper}) {
     ImGui::SameLine();
     ImGui::ColorButton(span_kind_name(k), ImGui::ColorConvertU32ToFloat4(span_colour(k)),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
     ImGui::SameLine(0, 2);
     ImGui::TextUnformatted(k == SpanKind::trap ? "bp trap" : span_kind_name(k));
   }
+  ImGui::SameLine();
+  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1), " | grace period");
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -147,6 +149,20 @@ void draw_timeline(ViewState& s) {
       const float len = std::min(lane_h * 0.45f, 3.0f + 2.0f * std::log2(1.0f + static_cast<float>(a.marks)));
       dl->AddLine(ImVec2(x0 + x + 0.5f, y0), ImVec2(x0 + x + 0.5f, y0 + len), mark_colour(a.mark_kind));
     }
+  }
+  // Grace periods: a band across every lane and a bar under the axis
+  // (RCU-sched amber, RCU-tasks blue), open ones up to now.
+  std::vector<const Band*> bands;
+  s.timeline.bands_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)), static_cast<uint64_t>(s.range.c1) + 1, bands);
+  for (const Band* b : bands) {
+    const double e = b->end == TimelineIndex::kOpen ? now : static_cast<double>(b->end);
+    const float xa = x0 + static_cast<float>(s.range.x_of(static_cast<double>(b->begin), w));
+    const float xb = std::max(xa + 1.0f, x0 + static_cast<float>(s.range.x_of(e, w)));
+    const ImU32 fill = b->tasks ? IM_COL32(90, 140, 255, 28) : IM_COL32(255, 200, 60, 28);
+    const ImU32 bar = b->tasks ? IM_COL32(90, 140, 255, 230) : IM_COL32(255, 200, 60, 230);
+    dl->AddRectFilled(ImVec2(xa, origin.y + axis_h), ImVec2(xb, origin.y + axis_h + cpus * lane_h), fill);
+    const float yb = origin.y + axis_h - (b->tasks ? 7.0f : 4.0f);
+    dl->AddRectFilled(ImVec2(xa, yb), ImVec2(xb, yb + 3), bar);
   }
   // IPIs: arrows between lanes, at most one per 3 pixels.
   std::vector<const Arrow*> arrows;

@@ -46,6 +46,7 @@ struct ViewState {
   std::string code_message;
   std::vector<CodeLine> code_cache;
   uint64_t code_cache_addr = ~uint64_t{0}, code_cache_moves = ~uint64_t{0};
+  int code_cache_cpu = -1;
 
   // Memory
   char mem_text[96] = "";

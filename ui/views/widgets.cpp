@@ -40,6 +40,8 @@ ImU32 span_colour(SpanKind k) {
     case SpanKind::hit_ss: return IM_COL32(220, 60, 60, 255);
     case SpanKind::hit_ssdone: return IM_COL32(180, 80, 220, 255);
     case SpanKind::reenter: return IM_COL32(60, 160, 240, 255);
+    case SpanKind::patching: return IM_COL32(40, 200, 200, 255);
+    case SpanKind::stopper: return IM_COL32(150, 150, 255, 255);
     case SpanKind::count: break;
   }
   return IM_COL32(255, 255, 255, 255);
