@@ -69,6 +69,8 @@ class ProbeOpQueue {
   const std::vector<events::ProbeOp>& ops() const { return ops_; }
   const std::vector<Outcome>& outcomes() const { return outcomes_; }
   size_t performed() const { return next_; }
+  // The cycle of the next operation to perform (~0: none left).
+  uint64_t next_cycle() const { return next_ < ops_.size() ? ops_[next_].cycle : ~uint64_t{0}; }
   int caller_cpu() const { return caller_; }
 
  private:

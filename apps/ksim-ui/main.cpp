@@ -1,6 +1,7 @@
 // ksim-ui: the debugger (docs/UI.md). Takes `ksim run`'s options for the
 // machine and the probes, opens paused at cycle 0 (or --at CYCLE), and
 // runs with a window, or without a person under --script FILE.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -20,7 +21,8 @@ int ui_main(const std::vector<std::string>& args) {
   U64 max_cycles_opt, quantum_opt, seed_opt, at_opt;
   int cpus = 1, width = 1280, height = 800;
   std::vector<std::string> probe_specs, probe_actions;
-  std::string kprobes_mode = "modern", code_model = "relaxed";
+  std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
+  int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -34,6 +36,11 @@ int ui_main(const std::vector<std::string>& args) {
       ("probe", po::value(&probe_specs)->composing(), "a probe in the kprobe_events syntax, registered at cycle 0 (repeatable)")
       ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
       ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"), "x86 stepping: modern or classic")
+      ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"), "how hits synchronise: rcu or spinlock")
+      ("kprobes-patching", po::value(&patching_name),
+       "text patching: text_poke, text_poke_smp (x86), patch_text (RV64) or instant (default: the ISA's Linux protocol)")
+      ("probe-script", po::value(&probe_script), "probe operations at given cycles, one per line (as ksim run)")
+      ("probe-cpu", po::value(&probe_cpu)->default_value(0), "the CPU that performs the script's operations")
       ("at", po::value(&at_opt), "open at this cycle instead of 0")
       ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/UI.md)")
       ("width", po::value(&width)->default_value(1280), "window width")
@@ -50,7 +57,19 @@ int ui_main(const std::vector<std::string>& args) {
   if (reference && quantum_opt.v != 1) throw UsageError{"--reference-schedule is exact: it needs --quantum 1"};
   if (kprobes_mode != "modern" && kprobes_mode != "classic") throw UsageError{"--kprobes-mode must be modern or classic"};
   if (kprobes_mode == "classic" && isa != Isa::x86_64) throw UsageError{"--kprobes-mode classic is x86 only"};
-  if (probe_specs.empty() && !probe_actions.empty()) throw UsageError{"--probe-action needs a --probe"};
+  if (probe_specs.empty() && probe_script.empty() && !probe_actions.empty())
+    throw UsageError{"--probe-action needs a --probe or a --probe-script"};
+  if (kprobes_locking != "rcu" && kprobes_locking != "spinlock") throw UsageError{"--kprobes-locking must be rcu or spinlock"};
+  if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
+  if (probe_cpu < 0 || probe_cpu >= cpus)
+    throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
+  std::optional<kprobes::Patching> patching;
+  if (vm.count("kprobes-patching")) {
+    kprobes::Patching p;
+    if (!kprobes::parse_patching(patching_name, p) || !kprobes::patching_valid(p, isa))
+      throw UsageError{"--kprobes-patching " + patching_name + " is not a protocol of " + isa_name};
+    patching = p;
+  }
   if (width < 320 || height < 240 || width > 8192 || height > 8192)
     throw UsageError{"--width and --height must be between 320x240 and 8192x8192"};
   if (!elf.empty() && !vm["image"].defaulted()) throw UsageError{"--elf and --image exclude each other"};
@@ -83,13 +102,35 @@ int ui_main(const std::vector<std::string>& args) {
   spec.config.code_model = parse_code_model_option(code_model);
   spec.image = std::make_shared<const ElfImage>(load_image(elf, image, isa));
   spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
+  spec.locking = kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu;
+  spec.patching = patching;
+  if (!probe_script.empty()) {
+    std::ifstream in(probe_script, std::ios::binary);
+    if (!in) throw InputError(probe_script + ": cannot read the probe script");
+    std::stringstream text;
+    text << in.rdbuf();
+    spec.script = text.str();
+    spec.script_file = probe_script;
+    spec.script_cpu = probe_cpu;
+  }
   std::vector<ui::ProbeOp> ops;
   for (const std::string& p : probe_specs) ops.push_back({ui::ProbeOp::Kind::add, p, 0});
-  for (const std::string& a : probe_actions) ops.push_back({ui::ProbeOp::Kind::action, a, 0});
+  // An action names a --probe event, or one the script defines later.
+  for (const std::string& a : probe_actions) {
+    const std::string event = a.substr(0, a.find('='));
+    const bool on_probe = std::any_of(probe_specs.begin(), probe_specs.end(), [&](const std::string& p) {
+      const size_t colon = p.find(':'), space = p.find(' ');
+      return colon != std::string::npos && colon < space && p.substr(colon + 1, space - colon - 1) == event;
+    });
+    if (on_probe || probe_script.empty())
+      ops.push_back({ui::ProbeOp::Kind::action, a, 0});
+    else
+      spec.script_actions.push_back(a);
+  }
   std::unique_ptr<ui::Debugger> d;
   try {
     d = std::make_unique<ui::Debugger>(spec, ops);
-  } catch (const std::runtime_error& e) {  // a refused --probe or --probe-action
+  } catch (const std::runtime_error& e) {  // a refused --probe, --probe-action or --probe-script
     throw UsageError{e.what()};
   }
   if (vm.count("at")) d->go_to_cycle(at_opt.v);

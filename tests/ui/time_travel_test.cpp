@@ -3,6 +3,7 @@
 // probe engine state) of the same position reached another way.
 #include <catch2/catch.hpp>
 
+#include "kprobes/events/probe_script.hpp"
 #include "sim/checkpoint.hpp"
 #include "ui_support.hpp"
 
@@ -164,4 +165,58 @@ TEST_CASE("Travel is exact with a scheduling quantum too", "[ui][travel]") {
   d.go_to_cycle(2'000'000);
   CHECK(d.state_hash() == h2);
   CHECK(d.log().mismatches() == 0);
+}
+
+TEST_CASE("A probe script in the debugger: run to the end gives the trace hash of the same script run without it, "
+          "and travel back and forth through its operations is exact",
+          "[ui][travel][script]") {
+  const std::string script =
+      "@200000 p:pf do_fork\n@260000 r:ro sys_open ret=$retval\n@330000 disable pf\n@380000 enable pf\n"
+      "@450000 -:ro\n@520000 kprobes-enabled 0\n@560000 kprobes-enabled 1\n";
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    INFO(isa_name(isa));
+    WorldSpec spec = ui_kernel(2, 3, isa);
+    spec.script = script;
+    spec.script_file = "t.probes";
+    spec.script_cpu = 1;
+    // The reference: machine, engine, session and ProbeOpQueue, as `ksim run --probe-script` builds them.
+    std::string expect;
+    uint64_t expect_cycles = 0;
+    {
+      Machine m(spec.config);
+      m.load(*spec.image);
+      TraceHasher h;
+      m.events().add(&h);
+      kprobes::Engine eng(m);
+      kprobes::ProbeSession session(eng, nullptr);
+      kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "t.probes", eng.arch()), 1,
+                              "t.probes");
+      q.check();
+      const RunResult r = q.run(m);
+      REQUIRE(r.end == RunResult::End::poweroff);
+      CHECK(q.performed() == 7);
+      expect = h.hex();
+      expect_cycles = r.cycles;
+      m.events().remove(&h);
+    }
+    Debugger d(spec, {});
+    d.go_to_cycle(300'000);
+    const uint64_t at300 = d.state_hash();
+    d.step(25);  // stepping across no operation
+    d.go_to_cycle(420'000);
+    d.go_to_cycle(300'000);  // back: replayed from boot, operations included
+    CHECK(d.state_hash() == at300);
+    d.run_to_end();
+    REQUIRE(d.position().ended);
+    CHECK(d.world().script()->performed() == 7);
+    CHECK(d.world().result().cycles == expect_cycles);
+    CHECK(d.world().hasher().hex() == expect);
+    // Stepping across an operation's cycle performs it there too.
+    Debugger e(spec, {});
+    e.go_to_cycle(199'900);
+    e.step(400);
+    CHECK(e.world().script()->performed() == 1);
+    e.run_to_end();
+    CHECK(e.world().hasher().hex() == expect);
+  }
 }

@@ -48,6 +48,19 @@ World::World(const WorldSpec& spec, EventLog& log) : spec_(spec), log_(log) {
   m_->events().add(&hasher_);
   m_->events().add(&log_);
   log_.rewind(0, 0);
+  if (!spec_.script.empty()) {
+    ensure_engine();
+    queue_ = std::make_unique<kprobes::ProbeOpQueue>(
+        *session_, kprobes::events::parse_probe_script(spec_.script, spec_.script_file, engine_->arch()),
+        spec_.script_cpu, spec_.script_file);
+    queue_->check();
+    for (const std::string& a : spec_.script_actions) {
+      const size_t eq = a.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw kprobes::SessionError("--probe-action wants EVENT=ACTION, not '" + a + "'");
+      queue_->add_action(a.substr(0, eq), a.substr(eq + 1));
+    }
+  }
 }
 
 World::~World() {
@@ -61,6 +74,8 @@ World::~World() {
 void World::ensure_engine() {
   if (engine_) return;
   engine_ = std::make_unique<kprobes::Engine>(*m_, spec_.mode);
+  engine_->set_locking(spec_.locking);
+  if (spec_.patching) engine_->set_patching(*spec_.patching);
   session_ = std::make_unique<kprobes::ProbeSession>(*engine_, [this](const std::string& line) {
     log_.add_line(m_->now(), line_cpu(line), line);
   });
@@ -117,9 +132,32 @@ std::string World::apply(const ProbeOp& op) {
 
 RunResult World::run(const RunLimits& lim) {
   if (ended_) return result_;
-  result_ = m_->run(lim);
+  result_ = queue_ && queue_->next_cycle() != ~uint64_t{0} ? run_script(lim) : m_->run(lim);
   ended_ = result_.end != RunResult::End::paused;
+  // A run with a script that ended with patching under way finishes it at
+  // once, as `ksim run --probe-script` does (ProbeOpQueue::run_until).
+  if (ended_ && queue_) engine_->finish_patching();
   return result_;
+}
+
+// With a probe script: each operation is performed where `ksim run
+// --probe-script` performs it (the machine paused at its cycle), whatever
+// the target. A cycle target runs through ProbeOpQueue::run_until; a step
+// target stops at each operation's cycle on the way, and past it goes on
+// stepping (the operation's own run may take a cycle past the step target).
+RunResult World::run_script(const RunLimits& lim) {
+  if (lim.steps == 0) return queue_->run_until(*m_, lim.cycle ? lim.cycle : ~uint64_t{0});
+  for (;;) {
+    const uint64_t next = queue_->next_cycle();
+    RunLimits l = lim;
+    if (next != ~uint64_t{0} && (l.cycle == 0 || next < l.cycle)) l.cycle = next;
+    RunResult r = m_->run(l);
+    if (r.end != RunResult::End::paused || m_->steps() >= lim.steps || next == ~uint64_t{0} ||
+        (lim.cycle != 0 && l.cycle == lim.cycle))
+      return r;
+    r = queue_->run_until(*m_, next + 1);  // performs what is due at `next`
+    if (r.end != RunResult::End::paused || m_->steps() >= lim.steps) return r;
+  }
 }
 
 uint64_t World::state_hash() const {

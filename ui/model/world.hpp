@@ -9,10 +9,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kprobes/engine.hpp"
+#include "kprobes/op_queue.hpp"
 #include "kprobes/session.hpp"
 #include "sim/machine.hpp"
 #include "ui/model/event_log.hpp"
@@ -23,6 +25,15 @@ struct WorldSpec {
   MachineConfig config;
   std::shared_ptr<const ElfImage> image;
   kprobes::StepMode mode = kprobes::StepMode::modern;
+  kprobes::Locking locking = kprobes::Locking::rcu;
+  std::optional<kprobes::Patching> patching;  // unset: the ISA's Linux protocol
+  // `--probe-script`: its text and name, and the caller CPU (--probe-cpu).
+  // Parsed and checked when a World is built (the engine's ISA reads it);
+  // a bad script throws events::ScriptError.
+  std::string script, script_file;
+  int script_cpu = 0;
+  // `--probe-action EVENT=ACTION` for events the script defines.
+  std::vector<std::string> script_actions;
 };
 
 // What the Probes window (and --probe, --probe-action) can do.
@@ -47,6 +58,7 @@ class World {
   const Machine& machine() const { return *m_; }
   kprobes::Engine* engine() { return engine_.get(); }
   kprobes::ProbeSession* session() { return session_.get(); }
+  const kprobes::ProbeOpQueue* script() const { return queue_.get(); }
   TraceHasher& hasher() { return hasher_; }
   const WorldSpec& spec() const { return spec_; }
 
@@ -67,12 +79,14 @@ class World {
 
  private:
   void ensure_engine();
+  RunResult run_script(const RunLimits& lim);
   WorldSpec spec_;
   EventLog& log_;
   std::unique_ptr<Machine> m_;
   TraceHasher hasher_;
   std::unique_ptr<kprobes::Engine> engine_;
   std::unique_ptr<kprobes::ProbeSession> session_;
+  std::unique_ptr<kprobes::ProbeOpQueue> queue_;  // --probe-script
   bool ended_ = false;
   RunResult result_;
 };
