@@ -32,7 +32,7 @@ void ProbeOpQueue::check() const {
     auto fail = [&](size_t column, const std::string& why) {
       throw ScriptError(file_, op.line, op.line_text, column, why);
     };
-    if (op.kind == ProbeOp::Kind::knob) continue;
+    if (op.kind == ProbeOp::Kind::knob || op.kind == ProbeOp::Kind::custom) continue;
     if (op.kind == ProbeOp::Kind::define) {
       const events::ProbeSpec& spec = op.spec;
       for (const Name& n : live)
@@ -143,6 +143,7 @@ void ProbeOpQueue::perform(const ProbeOp& op) {
         break;
       }
       case ProbeOp::Kind::knob: eng_.set_enabled(op.on); break;
+      case ProbeOp::Kind::custom: op.run(eng_); break;
       case ProbeOp::Kind::remove:
       case ProbeOp::Kind::enable:
       case ProbeOp::Kind::disable: {

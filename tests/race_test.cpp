@@ -37,7 +37,7 @@ Sweep sweep(const race::Scenario& s, Isa isa, bool broken) {
     o.cpus = 4;
     o.seed = seed;
     o.broken = broken;
-    const race::Outcome out = s.run(kernel(isa), o);
+    const race::Outcome out = race::run(s, kernel(isa), o);
     if (out.violated) {
       ++w.violations;
       if (!w.first_violation) w.first_violation = seed;

@@ -52,7 +52,7 @@ int race_run(const std::vector<std::string>& args) {
   o.broken = variant == "broken";
   o.trace = trace;
   const ElfImage kernel = load_image("", kDefaultImage, o.isa);
-  race::Outcome out = s->run(kernel, o);
+  race::Outcome out = race::run(*s, kernel, o);
   std::printf("race: %s, variant %s, %s, %d cpus, seed %llu\n", name.c_str(), variant.c_str(), isa_name(o.isa),
               cpus, static_cast<unsigned long long>(o.seed));
   if (!out.notes.empty()) std::printf("%s\n", out.notes.c_str());

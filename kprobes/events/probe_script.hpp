@@ -25,12 +25,17 @@
 //                           ^
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kprobes/events/probe_spec.hpp"
+
+namespace ksim::kprobes {
+class Engine;
+}
 
 namespace ksim::kprobes::events {
 
@@ -47,7 +52,10 @@ class ScriptError : public std::runtime_error {
 };
 
 struct ProbeOp {
-  enum class Kind : uint8_t { define, remove, enable, disable, knob };
+  // custom: no script line makes one; a program that schedules engine work
+  // of its own beside a script's (a race scenario's text_poke_bp) gives
+  // `run`, performed like the others, as an operation of the caller CPU.
+  enum class Kind : uint8_t { define, remove, enable, disable, knob, custom };
   Kind kind = Kind::define;
   uint64_t cycle = 0;
   int line = 0;            // 1-based line in the script
@@ -59,6 +67,7 @@ struct ProbeOp {
   std::string event;       // remove/enable/disable
   size_t event_column = 0; // where [GRP/]EVENT starts in the line
   bool on = false;         // knob
+  std::function<void(Engine&)> run;  // custom (throws std::runtime_error to fail)
 };
 
 // Parses a whole script (register names come from `arch`); `file` names

@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include "cpu/isa.hpp"
+#include "kprobes/events/probe_script.hpp"
+#include "kprobes/arch.hpp"
 #include "sim/elf/elf_image.hpp"
 #include "sim/machine.hpp"
 
@@ -45,12 +49,22 @@ struct Rig {
   std::unique_ptr<EventObserver> trace;
   Rig(const ElfImage& kernel, const Options& o);
 };
+MachineConfig machine_config(const Options& o);
 
-// Runs a probe script (kprobe_events operations at cycles, made by CPU 0)
-// on the rig's engine until `until`, with `checker` watching the events.
-// Returns how the run ended and, in `hits`, the script's probes' hits.
-RunResult run_script(Machine& m, kprobes::Engine& eng, const std::string& script, const char* name, uint64_t until,
-                     EventObserver& checker, uint64_t* hits = nullptr);
+// Everything a scenario's run is made of besides the checker, so that
+// `ksim race run` and `ksim-ui --race` build the same run: the engine's
+// stepping mode and settings (the protocol, the switch the broken variant
+// turns off), probes registered before the run, and operations at cycles
+// made by CPU 0 (a probe script, and custom engine work) up to `until`.
+struct Setup {
+  kprobes::StepMode mode = kprobes::StepMode::modern;
+  std::function<void(kprobes::Engine&)> configure;
+  std::vector<std::string> probes;
+  std::string script;
+  std::vector<kprobes::events::ProbeOp> extra;  // Kind::custom
+  uint64_t until = 0;
+  std::string name;  // the script's name in errors
+};
 
 // Records a violation (the first one counts) and stops the run there.
 void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what);
@@ -59,8 +73,15 @@ struct Scenario {
   const char* name;
   const char* what;  // one line for `ksim race list`
   bool x86, rv64;    // the ISAs it exists on
-  Outcome (*run)(const ElfImage& kernel, const Options& o);
+  Setup (*setup)(const Machine& m, const Options& o);
+  // The invariant, watching the events of a machine set up so.
+  std::unique_ptr<EventObserver> (*checker)(Machine& m, const Options& o, Outcome& out);
+  // One line on what the run did, from the engine after it.
+  std::string (*notes)(const kprobes::Engine& eng, const Options& o, const Setup& s, uint64_t hits);
 };
+
+// Builds the scenario's machine and engine, runs it with its checker.
+Outcome run(const Scenario& s, const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios();
 const Scenario* find(const std::string& name);

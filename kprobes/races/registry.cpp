@@ -9,70 +9,87 @@
 
 namespace ksim::race {
 
-Outcome torn_write(const ElfImage& kernel, const Options& o);
-Outcome sail_past(const ElfImage& kernel, const Options& o);
-Outcome slot_reuse(const ElfImage& kernel, const Options& o);
-Outcome stale_code(const ElfImage& kernel, const Options& o);
-Outcome stray_trap(const ElfImage& kernel, const Options& o);
+// Each scenario's setup, checker and notes (in its own file).
+#define KSIM_RACE(fn)                                                                        \
+  Setup fn##_setup(const Machine& m, const Options& o);                                     \
+  std::unique_ptr<EventObserver> fn##_checker(Machine& m, const Options& o, Outcome& out); \
+  std::string fn##_notes(const kprobes::Engine& eng, const Options& o, const Setup& s, uint64_t hits);
+KSIM_RACE(torn_write)
+KSIM_RACE(sail_past)
+KSIM_RACE(slot_reuse)
+KSIM_RACE(stale_code)
+KSIM_RACE(stray_trap)
+#undef KSIM_RACE
+#define KSIM_RACE_FNS(fn) fn##_setup, fn##_checker, fn##_notes
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {
       {"sail-past",
        "a kprobe on the kernel's hottest function stepped out of line (correct) or in place with the original "
        "byte back (broken); every execution of the probed instruction must be a hit or counted in nmissed",
-       true, false, sail_past},
+       true, false, KSIM_RACE_FNS(sail_past)},
       {"slot-reuse",
        "probes removed and defined again while CPUs step in their slots: a freed slot waits for its grace "
        "period (correct) or is reused at once (broken); no slot may change under a CPU stepping in it",
-       true, true, slot_reuse},
+       true, true, KSIM_RACE_FNS(slot_reuse)},
       {"stale-code-x86",
        "a kprobe armed and disarmed under the relaxed code model with text_poke and its sync IPIs (correct) or "
        "without them (broken); after a patch returns no CPU may execute the bytes it replaced",
-       true, false, stale_code},
+       true, false, KSIM_RACE_FNS(stale_code)},
       {"rv64-no-fence-i",
        "the same with patch_text under stop_machine, every hart running fence.i (correct) or only the one that "
        "patched (broken)",
-       false, true, stale_code},
+       false, true, KSIM_RACE_FNS(stale_code)},
       {"stray-trap",
        "a probe removed between a CPU's breakpoint trap and its lookup: the original instruction re-executed "
        "(correct) or the trap handed to the kernel as not a kprobe's (broken); no probe's breakpoint may reach "
        "the guest",
-       true, true, stray_trap},
+       true, true, KSIM_RACE_FNS(stray_trap)},
       {"torn-write",
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",
-       true, false, torn_write},
+       true, false, KSIM_RACE_FNS(torn_write)},
   };
   return list;
 }
 
-namespace {
-MachineConfig config(const Options& o) {
+MachineConfig machine_config(const Options& o) {
   MachineConfig cfg;
   cfg.isa = o.isa;
   cfg.cpus = o.cpus;
   cfg.seed = o.seed;
   return cfg;
 }
-}  // namespace
 
-Rig::Rig(const ElfImage& kernel, const Options& o) : m(config(o)) {
+Rig::Rig(const ElfImage& kernel, const Options& o) : m(machine_config(o)) {
   m.load(kernel);
   if (o.trace.empty()) return;
   trace = std::make_unique<TraceWriter>(o.trace, true, &m.symbols());
   m.events().add(trace.get());
 }
 
-RunResult run_script(Machine& m, kprobes::Engine& eng, const std::string& script, const char* name, uint64_t until,
-                     EventObserver& checker, uint64_t* hits) {
+Outcome run(const Scenario& sc, const ElfImage& kernel, const Options& o) {
+  Rig rig(kernel, o);
+  Machine& m = rig.m;
+  const Setup setup = sc.setup(m, o);
+  kprobes::Engine eng(m, setup.mode);
+  if (setup.configure) setup.configure(eng);
   kprobes::ProbeSession session(eng, nullptr);
-  kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, name, eng.arch()), 0, name);
-  m.events().add(&checker);
-  RunResult r = q.run_until(m, until);
-  m.events().remove(&checker);
-  if (hits)
-    for (const auto& p : session.probes()) *hits += p->hits();
-  return r;
+  for (const std::string& p : setup.probes) session.add(p);
+  std::vector<kprobes::events::ProbeOp> ops = kprobes::events::parse_probe_script(setup.script, setup.name, eng.arch());
+  ops.insert(ops.end(), setup.extra.begin(), setup.extra.end());
+  kprobes::ProbeOpQueue q(session, std::move(ops), 0, setup.name);
+  Outcome out;
+  std::unique_ptr<EventObserver> checker = sc.checker(m, o, out);
+  m.events().add(checker.get());
+  out.run = q.run_until(m, setup.until);
+  m.events().remove(checker.get());
+  for (const auto& op : q.outcomes())
+    if (op.failed) throw std::runtime_error(std::string(sc.name) + ": an operation failed: " + op.error);
+  uint64_t hits = 0;
+  for (const auto& p : session.probes()) hits += p->hits();
+  out.notes = sc.notes(eng, o, setup, hits);
+  return out;
 }
 
 void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what) {

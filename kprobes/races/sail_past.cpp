@@ -49,35 +49,35 @@ struct SailChecker : EventObserver {
 
 }  // namespace
 
-Outcome sail_past(const ElfImage& kernel, const Options& o) {
-  Rig rig(kernel, o);
-  Machine& m = rig.m;
-  kprobes::Engine eng(m, kprobes::StepMode::classic);
-  if (o.broken && !eng.set_step_in_place(true)) throw std::runtime_error("sail-past: in-place stepping is x86 classic");
-  kprobes::Kprobe kp;
-  kp.symbol_name = "fib_recursive";
-  if (eng.register_kprobe(kp) < 0) throw std::runtime_error("sail-past: " + eng.last_error());
-  Outcome out;
-  SailChecker chk;
-  chk.m = &m;
-  chk.addr = m.symbols().find("fib_recursive")->addr;
-  chk.out = &out;
-  chk.stepping_here.assign(static_cast<size_t>(o.cpus), false);
-  uint8_t bp[4];
-  eng.arch().breakpoint_bytes(bp);
-  chk.bp = bp[0];
-  chk.tracing = true;
-  m.events().add(&chk);
+Setup sail_past_setup(const Machine&, const Options& o) {
+  Setup s;
+  s.name = "sail-past";
+  s.mode = kprobes::StepMode::classic;
+  s.configure = [broken = o.broken](kprobes::Engine& eng) {
+    if (broken && !eng.set_step_in_place(true)) throw std::runtime_error("sail-past: in-place stepping is x86 classic");
+  };
   // Every fetch is checked from the start; the seed's latencies and stalls
   // decide how the CPUs' hits interleave. The kernel's workers start
   // calling fib_recursive at about 150,000 cycles.
-  RunLimits lim;
-  lim.cycle = 300'000;
-  out.run = m.run(lim);
-  out.notes = "kprobe on fib_recursive, stepped " + std::string(o.broken ? "in place" : "out of line") + ": " +
-              std::to_string(kp.hits) + " hits, " + std::to_string(kp.nmissed) + " missed";
-  m.events().remove(&chk);
-  return out;
+  s.probes = {"p:sp fib_recursive"};
+  s.until = 300'000;
+  return s;
+}
+
+std::unique_ptr<EventObserver> sail_past_checker(Machine& m, const Options& o, Outcome& out) {
+  auto chk = std::make_unique<SailChecker>();
+  chk->m = &m;
+  chk->addr = m.symbols().find("fib_recursive")->addr;
+  chk->out = &out;
+  chk->stepping_here.assign(static_cast<size_t>(o.cpus), false);
+  chk->bp = 0xcc;  // x86 only
+  chk->tracing = true;
+  return chk;
+}
+
+std::string sail_past_notes(const kprobes::Engine& eng, const Options& o, const Setup&, uint64_t hits) {
+  return "kprobe on fib_recursive, stepped " + std::string(o.broken ? "in place" : "out of line") + ": " +
+         std::to_string(hits) + " hits, " + std::to_string(eng.stats().misses) + " missed";
 }
 
 }  // namespace ksim::race

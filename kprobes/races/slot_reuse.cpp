@@ -55,34 +55,39 @@ struct SlotChecker : EventObserver {
 
 }  // namespace
 
-Outcome slot_reuse(const ElfImage& kernel, const Options& o) {
-  Rig rig(kernel, o);
-  Machine& m = rig.m;
-  kprobes::Engine eng(m);
-  eng.set_patching(kprobes::Patching::instant);
-  eng.set_slot_grace(!o.broken);
+Setup slot_reuse_setup(const Machine&, const Options& o) {
+  Setup s;
+  s.name = "slot-reuse";
+  s.configure = [broken = o.broken](kprobes::Engine& eng) {
+    eng.set_patching(kprobes::Patching::instant);
+    eng.set_slot_grace(!broken);
+  };
   // Two probes alive at a time, the older removed and a new one defined
   // every 5,000 cycles; the seed shifts the whole sequence.
   const uint64_t start = 180'000 + (o.seed * 7'919) % 5'000;
   const char* fns[] = {"fib_recursive", "counter_add"};
-  std::string script = "@" + std::to_string(start) + " p:s0 " + fns[0] + "\n@" + std::to_string(start) + " p:s1 " +
-                       fns[1] + "\n";
+  s.script = "@" + std::to_string(start) + " p:s0 " + fns[0] + "\n@" + std::to_string(start) + " p:s1 " + fns[1] + "\n";
   for (int i = 2; i < 26; ++i) {
     const uint64_t at = start + static_cast<uint64_t>(i - 1) * 5'000;
-    script += "@" + std::to_string(at) + " -:s" + std::to_string(i - 2) + "\n";
-    script += "@" + std::to_string(at) + " p:s" + std::to_string(i) + " " + fns[i % 2] + "\n";
+    s.script += "@" + std::to_string(at) + " -:s" + std::to_string(i - 2) + "\n";
+    s.script += "@" + std::to_string(at) + " p:s" + std::to_string(i) + " " + fns[i % 2] + "\n";
   }
-  Outcome out;
-  SlotChecker chk;
-  chk.m = &m;
-  chk.out = &out;
-  chk.in_slot.assign(static_cast<size_t>(o.cpus), 0);
-  uint64_t hits = 0;
-  out.run = run_script(m, eng, script, "slot-reuse", start + 26 * 5'000, chk, &hits);
-  out.notes = std::string("kprobes on fib_recursive and counter_add removed and defined every 5,000 cycles from ") +
-              std::to_string(start) + ", slots freed " + (o.broken ? "at once" : "after their grace period") + "; " +
-              std::to_string(hits) + " hits";
-  return out;
+  s.until = start + 26 * 5'000;
+  return s;
+}
+
+std::unique_ptr<EventObserver> slot_reuse_checker(Machine& m, const Options& o, Outcome& out) {
+  auto chk = std::make_unique<SlotChecker>();
+  chk->m = &m;
+  chk->out = &out;
+  chk->in_slot.assign(static_cast<size_t>(o.cpus), 0);
+  return chk;
+}
+
+std::string slot_reuse_notes(const kprobes::Engine&, const Options& o, const Setup& s, uint64_t hits) {
+  return std::string("kprobes on fib_recursive and counter_add removed and defined every 5,000 cycles until ") +
+         std::to_string(s.until) + ", slots freed " + (o.broken ? "at once" : "after their grace period") + "; " +
+         std::to_string(hits) + " hits";
 }
 
 }  // namespace ksim::race

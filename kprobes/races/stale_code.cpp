@@ -62,28 +62,32 @@ struct StaleChecker : EventObserver {
 
 }  // namespace
 
-Outcome stale_code(const ElfImage& kernel, const Options& o) {
-  Rig rig(kernel, o);  // the relaxed code model: the machine's default
-  Machine& m = rig.m;
-  kprobes::Engine eng(m);
-  eng.set_patching(kprobes::default_patching(o.isa));
-  eng.set_omit_sync(o.broken);
+Setup stale_code_setup(const Machine&, const Options& o) {
+  Setup s;  // the relaxed code model: the machine's default
+  s.name = "stale-code";
+  s.configure = [o](kprobes::Engine& eng) {
+    eng.set_patching(kprobes::default_patching(o.isa));
+    eng.set_omit_sync(o.broken);
+  };
   const uint64_t start = 200'000 + (o.seed * 7'919) % 10'000;
-  const std::string script = "@" + std::to_string(start) + " p:sc fib_recursive\n@" + std::to_string(start + 30'000) +
-                             " -:sc\n";
-  Outcome out;
-  StaleChecker chk;
-  chk.m = &m;
-  chk.out = &out;
-  const Symbol* fn = m.symbols().find("fib_recursive");
-  chk.addr = fn->addr;
-  out.run = run_script(m, eng, script, "stale-code", start + 60'000, chk);
-  out.notes = std::string("kprobe on fib_recursive armed at cycle ") + std::to_string(start) + " and removed at " +
-              std::to_string(start + 30'000) + " by cpu 0 with " + kprobes::patching_name(eng.patching()) +
-              (o.broken ? (o.isa == Isa::x86_64 ? " without its sync IPIs" : " without fence.i on the other harts")
-                        : "") +
-              ", relaxed code model";
-  return out;
+  s.script = "@" + std::to_string(start) + " p:sc fib_recursive\n@" + std::to_string(start + 30'000) + " -:sc\n";
+  s.until = start + 60'000;
+  return s;
+}
+
+std::unique_ptr<EventObserver> stale_code_checker(Machine& m, const Options&, Outcome& out) {
+  auto chk = std::make_unique<StaleChecker>();
+  chk->m = &m;
+  chk->out = &out;
+  chk->addr = m.symbols().find("fib_recursive")->addr;
+  return chk;
+}
+
+std::string stale_code_notes(const kprobes::Engine& eng, const Options& o, const Setup& s, uint64_t) {
+  return std::string("kprobe on fib_recursive armed at cycle ") + std::to_string(s.until - 60'000) + " and removed at " +
+         std::to_string(s.until - 30'000) + " by cpu 0 with " + kprobes::patching_name(eng.patching()) +
+         (o.broken ? (o.isa == Isa::x86_64 ? " without its sync IPIs" : " without fence.i on the other harts") : "") +
+         ", relaxed code model";
 }
 
 }  // namespace ksim::race

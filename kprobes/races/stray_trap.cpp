@@ -37,30 +37,37 @@ struct StrayChecker : EventObserver {
 
 }  // namespace
 
-Outcome stray_trap(const ElfImage& kernel, const Options& o) {
-  Rig rig(kernel, o);
-  Machine& m = rig.m;
-  kprobes::Engine eng(m);
-  eng.set_patching(kprobes::Patching::instant);
-  eng.set_stray_as_foreign(o.broken);
+Setup stray_trap_setup(const Machine&, const Options& o) {
+  Setup s;
+  s.name = "stray-trap";
+  s.configure = [broken = o.broken](kprobes::Engine& eng) {
+    eng.set_patching(kprobes::Patching::instant);
+    eng.set_stray_as_foreign(broken);
+  };
   const uint64_t start = 180'000 + (o.seed * 7'919) % 5'000;
-  std::string script = "@" + std::to_string(start) + " p:t0 fib_recursive\n";
+  s.script = "@" + std::to_string(start) + " p:t0 fib_recursive\n";
   for (int i = 1; i < 25; ++i) {
     const uint64_t at = start + static_cast<uint64_t>(i) * 5'000;
-    script += "@" + std::to_string(at) + " -:t" + std::to_string(i - 1) + "\n";
-    script += "@" + std::to_string(at + 1'000) + " p:t" + std::to_string(i) + " fib_recursive\n";
+    s.script += "@" + std::to_string(at) + " -:t" + std::to_string(i - 1) + "\n";
+    s.script += "@" + std::to_string(at + 1'000) + " p:t" + std::to_string(i) + " fib_recursive\n";
   }
-  Outcome out;
-  StrayChecker chk;
-  chk.m = &m;
-  chk.out = &out;
-  chk.addr = m.symbols().find("fib_recursive")->addr;
-  chk.cause = 3;  // #BP (x86 vector 3) and RV64's breakpoint exception (cause 3) alike
-  out.run = run_script(m, eng, script, "stray-trap", start + 26 * 5'000, chk);
-  out.notes = std::string("kprobe on fib_recursive removed and defined again every 5,000 cycles from ") +
-              std::to_string(start) + ", instant patching; " + std::to_string(eng.stats().strays) + " stray traps" +
-              (o.broken ? " (handed to the guest)" : " (re-executed)");
-  return out;
+  s.until = start + 26 * 5'000;
+  return s;
+}
+
+std::unique_ptr<EventObserver> stray_trap_checker(Machine& m, const Options&, Outcome& out) {
+  auto chk = std::make_unique<StrayChecker>();
+  chk->m = &m;
+  chk->out = &out;
+  chk->addr = m.symbols().find("fib_recursive")->addr;
+  chk->cause = 3;  // #BP (x86 vector 3) and RV64's breakpoint exception (cause 3) alike
+  return chk;
+}
+
+std::string stray_trap_notes(const kprobes::Engine& eng, const Options& o, const Setup& s, uint64_t) {
+  return std::string("kprobe on fib_recursive removed and defined again every 5,000 cycles until ") +
+         std::to_string(s.until) + ", instant patching; " + std::to_string(eng.stats().strays) + " stray traps" +
+         (o.broken ? " (handed to the guest)" : " (re-executed)");
 }
 
 }  // namespace ksim::race

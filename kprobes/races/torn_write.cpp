@@ -18,8 +18,9 @@ namespace {
 struct SiteChecker : EventObserver {
   Machine* m = nullptr;
   uint64_t site = 0, old5 = 0, new5 = 0;
+  uint64_t from = 0;  // the patch's cycle: fetches before it are the nop's
   Outcome* out = nullptr;
-  bool wants_insns() const override { return true; }
+  bool wants_insns() const override { return m->now() >= from; }
   void on_event(const Event& e) override {
     if (e.kind != EventKind::insn || e.a != site || out->violated) return;
     const uint64_t five = e.b & 0xff'ffff'ffffull;
@@ -33,45 +34,54 @@ struct SiteChecker : EventObserver {
   }
 };
 
-Outcome run_torn_write(const ElfImage& kernel, const Options& o) {
-  Rig rig(kernel, o);
-  Machine& m = rig.m;
-  kprobes::Engine eng(m);
-  Outcome out;
-  const Symbol* site = m.symbols().find("ksim_patch_site");
+// The patch's cycle: anywhere over two timer periods after the kernel is up.
+uint64_t patch_cycle(const Options& o) { return 200'000 + (o.seed * 7'919) % 20'000; }
+
+std::vector<uint8_t> jmp_to_alt(const Machine& m, uint64_t& site) {
+  const Symbol* s = m.symbols().find("ksim_patch_site");
   const Symbol* alt = m.symbols().find("ksim_patch_alt");
-  if (!site || !alt) throw InputError("torn-write needs ksim_patch_site and ksim_patch_alt in the kernel");
-  const int32_t rel = static_cast<int32_t>(alt->addr - (site->addr + 5));
+  if (!s || !alt) throw InputError("torn-write needs ksim_patch_site and ksim_patch_alt in the kernel");
+  site = s->addr;
+  const int32_t rel = static_cast<int32_t>(alt->addr - (s->addr + 5));
   std::vector<uint8_t> jmp = {0xe9, 0, 0, 0, 0};
   std::memcpy(&jmp[1], &rel, 4);
-  SiteChecker chk;
-  chk.m = &m;
-  chk.site = site->addr;
-  chk.out = &out;
-  m.bus().read_bytes(site->addr, &chk.old5, 5);
-  std::memcpy(&chk.new5, jmp.data(), 5);
-  // The seed picks when the patch starts, anywhere over two timer periods
-  // after the kernel is up.
-  const uint64_t at = 200'000 + (o.seed * 7'919) % 20'000;
-  RunLimits lim;
-  lim.cycle = at;
-  out.run = m.run(lim);
-  if (out.run.end != RunResult::End::paused) return out;
-  m.events().add(&chk);  // from here: every fetch is looked at
-  eng.begin_op(0);
-  if (eng.text_poke_bp(site->addr, jmp, !o.broken) < 0) throw std::runtime_error(eng.last_error());
-  eng.end_op();
-  lim.cycle = at + 60'000;  // the patch takes a few thousand cycles; ticks every 10,000
-  out.run = m.run(lim);
-  out.notes = std::string("patch of ksim_patch_site from cycle ") + std::to_string(at) +
-              (o.broken ? ", one byte at a time" : ", text_poke_bp") + "; " +
-              std::to_string(eng.patcher().totals().jobs) + " patch done";
-  m.events().remove(&chk);
-  return out;
+  return jmp;
 }
 
 }  // namespace
 
-Outcome torn_write(const ElfImage& kernel, const Options& o) { return run_torn_write(kernel, o); }
+Setup torn_write_setup(const Machine& m, const Options& o) {
+  Setup s;
+  s.name = "torn-write";
+  uint64_t site = 0;
+  const std::vector<uint8_t> jmp = jmp_to_alt(m, site);
+  kprobes::events::ProbeOp op;
+  op.kind = kprobes::events::ProbeOp::Kind::custom;
+  op.cycle = patch_cycle(o);
+  op.text = o.broken ? "write ksim_patch_site one byte at a time" : "text_poke_bp ksim_patch_site";
+  op.run = [site, jmp, broken = o.broken](kprobes::Engine& eng) {
+    if (eng.text_poke_bp(site, jmp, !broken) < 0) throw std::runtime_error(eng.last_error());
+  };
+  s.extra.push_back(std::move(op));
+  s.until = patch_cycle(o) + 60'000;  // the patch takes a few thousand cycles; ticks every 10,000
+  return s;
+}
+
+std::unique_ptr<EventObserver> torn_write_checker(Machine& m, const Options& o, Outcome& out) {
+  auto chk = std::make_unique<SiteChecker>();
+  chk->m = &m;
+  chk->out = &out;
+  const std::vector<uint8_t> jmp = jmp_to_alt(m, chk->site);
+  m.bus().read_bytes(chk->site, &chk->old5, 5);
+  std::memcpy(&chk->new5, jmp.data(), 5);
+  chk->from = patch_cycle(o);
+  return chk;
+}
+
+std::string torn_write_notes(const kprobes::Engine& eng, const Options& o, const Setup&, uint64_t) {
+  return std::string("patch of ksim_patch_site from cycle ") + std::to_string(patch_cycle(o)) +
+         (o.broken ? ", one byte at a time" : ", text_poke_bp") + "; " + std::to_string(eng.patcher().totals().jobs) +
+         " patch done";
+}
 
 }  // namespace ksim::race
