@@ -8,12 +8,52 @@
 #include <sstream>
 
 #include "apps/ksim/options.hpp"
+#include "kprobes/races/race.hpp"
+#include "ui/model/race_world.hpp"
 #include "ui/views/app.hpp"
 
 using namespace ksim;
 using namespace ksim::cli;
 
 namespace {
+
+// `--race NAME --variant V --seed S`: the scenario is run once as `ksim
+// race run` runs it, to find its violation; the debugger then builds the
+// same run (the scenario's Setup) and opens at the violation's cycle.
+int open_race(const po::variables_map& vm, const std::string& name, const std::string& variant,
+              const std::string& isa_text, int cpus, uint64_t seed, ui::AppOptions& app) {
+  const race::Scenario* sc = race::find(name);
+  if (!sc) throw UsageError{"no race scenario '" + name + "' (ksim race list)"};
+  if (variant != "correct" && variant != "broken") throw UsageError{"--race needs --variant correct or broken"};
+  for (const char* o : {"elf", "probe", "probe-script", "probe-action", "kprobes-mode", "kprobes-locking",
+                        "kprobes-patching", "reference-schedule", "quantum"})
+    if (vm.count(o) && !vm[o].defaulted()) throw UsageError{std::string("--") + o + " does not go with --race"};
+  race::Options o;
+  o.isa = vm["isa"].defaulted() ? (sc->x86 ? Isa::x86_64 : Isa::rv64) : parse_isa(isa_text);
+  if ((o.isa == Isa::x86_64 && !sc->x86) || (o.isa == Isa::rv64 && !sc->rv64))
+    throw UsageError{name + " has no " + isa_name(o.isa) + " version"};
+  o.cpus = vm["cpus"].defaulted() ? 4 : cpus;
+  if (o.cpus < 2) throw UsageError{"--cpus must be at least 2 for a race"};
+  o.seed = seed;
+  o.broken = variant == "broken";
+  auto kernel = std::make_shared<const ElfImage>(load_image("", kDefaultImage, o.isa));
+  const race::Outcome out = race::run(*sc, *kernel, o);
+
+  ui::RaceWorld w = ui::race_world(*sc, o, kernel);
+  auto d = std::make_unique<ui::Debugger>(w.spec, w.initial);
+  ui::AppOptions::Race r;
+  r.title = name + ", " + variant + ", " + isa_name(o.isa) + ", " + std::to_string(o.cpus) + " CPUs, seed " +
+            std::to_string(o.seed);
+  r.violated = out.violated;
+  r.cycle = out.cycle;
+  r.violation = out.violated ? out.violation : out.notes;
+  app.race = r;
+  if (vm.count("at"))
+    d->go_to_cycle(vm["at"].as<U64>().v);
+  else if (out.violated)
+    d->go_to_cycle(out.cycle);
+  return ui::run_app(*d, app);
+}
 
 int ui_main(const std::vector<std::string>& args) {
   po::options_description opts("ksim-ui options");
@@ -23,6 +63,7 @@ int ui_main(const std::vector<std::string>& args) {
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
   int probe_cpu = 0;
+  std::string race_name, race_variant;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -41,7 +82,9 @@ int ui_main(const std::vector<std::string>& args) {
        "text patching: text_poke, text_poke_smp (x86), patch_text (RV64) or instant (default: the ISA's Linux protocol)")
       ("probe-script", po::value(&probe_script), "probe operations at given cycles, one per line (as ksim run)")
       ("probe-cpu", po::value(&probe_cpu)->default_value(0), "the CPU that performs the script's operations")
-      ("at", po::value(&at_opt), "open at this cycle instead of 0")
+      ("race", po::value(&race_name), "open a race scenario (ksim race list) at its violation, with --variant and --seed")
+      ("variant", po::value(&race_variant), "with --race: correct or broken")
+      ("at", po::value(&at_opt), "open at this cycle instead of 0 (with --race: instead of the violation)")
       ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/UI.md)")
       ("width", po::value(&width)->default_value(1280), "window width")
       ("height", po::value(&height)->default_value(800), "window height")
@@ -91,6 +134,9 @@ int ui_main(const std::vector<std::string>& args) {
     app.scripted = true;
     app.script_name = script;
   }
+
+  if (!race_name.empty()) return open_race(vm, race_name, race_variant, isa_name, cpus, seed_opt.v, app);
+  if (!race_variant.empty()) throw UsageError{"--variant goes with --race"};
 
   ui::WorldSpec spec;
   spec.config.isa = isa;

@@ -15,6 +15,7 @@
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/memory_view.hpp"
 #include "ui/model/probes_view.hpp"
+#include "ui/model/script.hpp"
 #include "ui/model/timeline.hpp"
 #include "ui_support.hpp"
 
@@ -519,5 +520,25 @@ TEST_CASE("Code view under the relaxed model: a CPU that has not seen a store in
     CHECK(l0.cpu_sees == (isa == Isa::x86_64 ? "" : before));
     m.cpu(1).serialize_code();
     CHECK(code_lines(d, fn, 0, 1, 1)[0].cpu_sees.empty());
+  }
+}
+
+TEST_CASE("Next event of the protocol kinds: a stop_machine state, an arm, the end of a grace period",
+          "[ui][events]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(600'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 1}).empty());
+  d.go_to_cycle(650'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::remove, "myread", 1}).empty());
+  d.go_to_cycle(600'000);
+  for (const char* kind : {"stop-machine", "arm", "disarm", "gp-end"}) {
+    INFO(kind);
+    EventFilter f;
+    REQUIRE(event_filter_named(kind, f));
+    REQUIRE(d.next_event(f));
+    const EventRec& r = d.log()[d.landed_event()];
+    const std::string text = d.log().text(r);
+    CHECK(text == (std::string(kind) == "stop-machine" ? "stop_machine" : kind));
+    CHECK(r.cycle >= 600'000);
   }
 }

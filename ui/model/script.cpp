@@ -40,8 +40,9 @@ uint64_t ScriptAction::number(size_t i, uint64_t dflt) const {
 }
 
 const std::vector<std::string>& event_filter_names() {
-  static const std::vector<std::string> n = {"hit", "probe", "trap", "interrupt", "ipi", "ipi-recv", "console", "idle",
-                                             "wake"};
+  static const std::vector<std::string> n = {"hit",  "probe",      "trap",         "interrupt", "ipi",
+                                             "ipi-recv", "console", "idle",       "wake",      "arm",
+                                             "disarm", "text-write", "stop-machine", "gp-end"};
   return n;
 }
 
@@ -50,6 +51,13 @@ bool event_filter_named(const std::string& name, EventFilter& out) {
   if (name == "hit") {
     out.kind = EventKind::probe;
     out.text = "KPROBE_HIT_ACTIVE";
+  } else if (name == "arm" || name == "disarm" || name == "text-write" || name == "gp-end") {
+    // Steps of the patching protocols and RCU (kprobes/patching.hpp, rcu.hpp).
+    out.kind = EventKind::probe;
+    out.text = name;
+  } else if (name == "stop-machine") {  // a CPU acting on a new multi_cpu_stop state
+    out.kind = EventKind::probe;
+    out.text = "stop_machine";
   } else if (name == "probe") out.kind = EventKind::probe;
   else if (name == "trap") out.kind = EventKind::trap;
   else if (name == "interrupt") out.kind = EventKind::interrupt;
@@ -111,10 +119,10 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       if (!event_filter_named(a.args[0], f)) throw bad("unknown event kind '" + a.args[0] + "'");
     }
     if (a.verb == "print") {
-      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory"};
+      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed or memory");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory or race");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

@@ -48,11 +48,13 @@ World::World(const WorldSpec& spec, EventLog& log) : spec_(spec), log_(log) {
   m_->events().add(&hasher_);
   m_->events().add(&log_);
   log_.rewind(0, 0);
-  if (!spec_.script.empty()) {
+  if (spec_.configure) ensure_engine();  // the settings from the start, as `ksim race run`
+  if (!spec_.script.empty() || !spec_.extra_ops.empty()) {
     ensure_engine();
-    queue_ = std::make_unique<kprobes::ProbeOpQueue>(
-        *session_, kprobes::events::parse_probe_script(spec_.script, spec_.script_file, engine_->arch()),
-        spec_.script_cpu, spec_.script_file);
+    std::vector<kprobes::events::ProbeOp> ops =
+        kprobes::events::parse_probe_script(spec_.script, spec_.script_file, engine_->arch());
+    ops.insert(ops.end(), spec_.extra_ops.begin(), spec_.extra_ops.end());
+    queue_ = std::make_unique<kprobes::ProbeOpQueue>(*session_, std::move(ops), spec_.script_cpu, spec_.script_file);
     queue_->check();
     for (const std::string& a : spec_.script_actions) {
       const size_t eq = a.find('=');
@@ -76,6 +78,7 @@ void World::ensure_engine() {
   engine_ = std::make_unique<kprobes::Engine>(*m_, spec_.mode);
   engine_->set_locking(spec_.locking);
   if (spec_.patching) engine_->set_patching(*spec_.patching);
+  if (spec_.configure) spec_.configure(*engine_);
   session_ = std::make_unique<kprobes::ProbeSession>(*engine_, [this](const std::string& line) {
     log_.add_line(m_->now(), line_cpu(line), line);
   });

@@ -8,6 +8,7 @@
 // engine's state), and replays the recorded probe operations.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,10 @@ struct WorldSpec {
   int script_cpu = 0;
   // `--probe-action EVENT=ACTION` for events the script defines.
   std::vector<std::string> script_actions;
+  // A race scenario's (`--race`): the engine's settings, and operations of
+  // its own (Kind::custom) performed with the script's.
+  std::function<void(kprobes::Engine&)> configure;
+  std::vector<kprobes::events::ProbeOp> extra_ops;
 };
 
 // What the Probes window (and --probe, --probe-action) can do.

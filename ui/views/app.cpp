@@ -178,6 +178,12 @@ class ScriptDriver {
                   static_cast<double>(d.log().memory_bytes()) / (1 << 20));
     } else if (what == "speed") {
       std::printf("speed: %.1f MIPS while running (%s)\n", s_.mips, s_.running ? "running" : "paused");
+    } else if (what == "race") {
+      if (s_.race_title.empty())
+        std::printf("race: none\n");
+      else
+        std::printf("race: %s; %s\n", s_.race_title.c_str(),
+                    s_.race_violated ? ("violation at cycle " + std::to_string(s_.race_cycle)).c_str() : "no violation");
     } else if (what == "cpu") {
       const CpuRow r = cpu_row(d, s_.selected_cpu);
       std::printf("cpu: %d pc %s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(), r.steps,
@@ -289,6 +295,12 @@ int run_app(Debugger& d, const AppOptions& o) {
   ImGui_ImplOpenGL3_Init("#version 130");
 
   ViewState s(d);
+  if (o.race) {
+    s.race_title = o.race->title;
+    s.race_violated = o.race->violated;
+    s.race_cycle = o.race->cycle;
+    s.race_violation = o.race->violation;
+  }
   ScriptDriver script(o, s);
   int status = 0;
   auto last = Clock::now();

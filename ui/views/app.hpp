@@ -1,6 +1,7 @@
 // The ksim-ui application: a GLFW window with the eight windows, driven by
 // a person or by a script (ui/model/script.hpp).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,14 @@ struct AppOptions {
   std::vector<ScriptAction> script;
   std::string script_name;
   double start_seconds = 0;  // host time at startup (the summary's host time line)
+  // `--race`: what is open, and the violation the scenario's checker found.
+  struct Race {
+    std::string title;      // "torn-write, broken, x86, 4 CPUs, seed 1"
+    bool violated = false;
+    uint64_t cycle = 0;     // of the violation
+    std::string violation;  // the checker's line
+  };
+  std::optional<Race> race;
 };
 
 // Runs until the window closes or the script quits. Returns the exit

@@ -14,6 +14,19 @@ void draw_control(ViewState& s) {
   Debugger& d = s.d;
   const Position& p = d.position();
   Machine& m = d.world().machine();
+  if (!s.race_title.empty()) {  // --race: the scenario, and its violation (a red line on the timeline)
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "race %s", s.race_title.c_str());
+    if (s.race_violated) {
+      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "violation at cycle %" PRIu64 ":", s.race_cycle);
+      ImGui::TextWrapped("%s", s.race_violation.c_str());
+      if (button(s, "Go to the violation")) {
+        s.running = false;
+        d.go_to_cycle(s.race_cycle);
+      }
+    } else {
+      ImGui::TextColored(ImVec4(0.5f, 1, 0.5f, 1), "the invariant held");
+    }
+  }
 
   if (button(s, s.running ? "Pause" : "Run")) s.running = !s.running && !p.ended;
   ImGui::SameLine();

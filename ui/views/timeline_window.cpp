@@ -179,6 +179,12 @@ void draw_timeline(ViewState& s) {
     dl->AddTriangleFilled(p1, ImVec2(p1.x - 4, p1.y + dir * 7), ImVec2(p1.x + 4, p1.y + dir * 7),
                           IM_COL32(80, 240, 240, 220));
   }
+  // A race's violation.
+  if (s.race_violated) {
+    const float xv = x0 + static_cast<float>(s.range.x_of(static_cast<double>(s.race_cycle), w));
+    dl->AddLine(ImVec2(xv, origin.y), ImVec2(xv, origin.y + h), IM_COL32(255, 60, 60, 255), 2);
+    dl->AddText(ImVec2(xv + 3, origin.y + axis_h), IM_COL32(255, 90, 90, 255), "violation");
+  }
   // Now.
   const float xn = x0 + static_cast<float>(s.range.x_of(now, w));
   dl->AddLine(ImVec2(xn, origin.y), ImVec2(xn, origin.y + h), IM_COL32(255, 230, 60, 255), 2);

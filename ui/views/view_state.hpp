@@ -31,6 +31,11 @@ struct ViewState {
   double mips = 0, fps = 0;
   double build_seconds = 0, timeline_seconds = 0;  // host time spent building frames (the fps script action)
 
+  // `--race`: the violation to show (Control's header, a line on the timeline).
+  std::string race_title, race_violation;
+  bool race_violated = false;
+  uint64_t race_cycle = 0;
+
   // Control
   int event_filter = 0;  // index into event_filter_names()
   char cycle_text[32] = "0";

@@ -211,3 +211,22 @@ TEST_CASE("Bad input: options, scripts and a missing display give clean errors",
   CHECK(no_display.err.find("cannot open a window") != std::string::npos);
   std::remove(script.c_str());
 }
+
+TEST_CASE("Race scenario: --race opens it at its violation, shown in Control and on the timeline", "[ui][xvfb][race]") {
+  const std::string png = tmp("race.png");
+  ProcessResult r = ui("wait 3\nprint race\nprint position\nscreenshot " + png + "\nquit\n",
+                       {"--race", "torn-write", "--variant", "broken", "--seed", "1"});
+  CHECK(r.status == 0);
+  const std::string at = grab(r.out, "race: torn-write, broken, x86, 4 CPUs, seed 1; violation at cycle (\\d+)");
+  REQUIRE_FALSE(at.empty());
+  CHECK(grab(r.out, "position: cycle (\\d+)") == at);
+  Png p = read_png(png);
+  CHECK(p.w == 1280);
+  CHECK(p.colours > 50);
+  std::remove(png.c_str());
+  ProcessResult held = ui("print race\nquit\n", {"--race", "torn-write", "--variant", "correct", "--seed", "1"});
+  CHECK(held.out.find("race: torn-write, correct, x86, 4 CPUs, seed 1; no violation") != std::string::npos);
+  ProcessResult bad = run_process({KSIM_UI_BIN, "--race", "no-such-race", "--variant", "broken"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("no race scenario 'no-such-race'") != std::string::npos);
+}

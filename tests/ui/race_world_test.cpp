@@ -1,0 +1,54 @@
+// `ksim-ui --race`: the debugger's world for a race scenario is the run
+// `ksim race run` makes. The scenario's own checker, attached to the
+// debugger's machine, finds the same violation at the same cycle.
+#include <catch2/catch.hpp>
+
+#include "ui/model/race_world.hpp"
+#include "ui_support.hpp"
+
+using namespace ksim;
+using namespace ksim::ui;
+
+namespace {
+std::shared_ptr<const ElfImage> kernel(Isa isa) {
+  static auto rv = ksim::test::ui_image("rv64/kernel_preempt.elf");
+  static auto x86 = ksim::test::ui_image("x86/kernel_x86_preempt.elf", Isa::x86_64);
+  return isa == Isa::rv64 ? rv : x86;
+}
+}  // namespace
+
+TEST_CASE("A race scenario opened in the debugger reproduces the violation ksim race run finds, at its cycle",
+          "[ui][race]") {
+  struct Case {
+    const char* name;
+    Isa isa;
+    bool broken;
+  };
+  for (const Case& c : {Case{"torn-write", Isa::x86_64, true}, Case{"stale-code-x86", Isa::x86_64, true},
+                        Case{"rv64-no-fence-i", Isa::rv64, true}, Case{"slot-reuse", Isa::rv64, true},
+                        Case{"stray-trap", Isa::x86_64, false}}) {
+    INFO(c.name);
+    const race::Scenario* sc = race::find(c.name);
+    REQUIRE(sc);
+    race::Options o;
+    o.isa = c.isa;
+    o.broken = c.broken;
+    // The first seed that shows the violation (broken), or seed 1 (correct).
+    race::Outcome expect;
+    for (o.seed = 1; o.seed <= 200; ++o.seed) {
+      expect = race::run(*sc, *kernel(c.isa), o);
+      if (expect.violated || !c.broken) break;
+    }
+    CHECK(expect.violated == c.broken);
+    RaceWorld w = race_world(*sc, o, kernel(c.isa));
+    Debugger d(w.spec, w.initial);
+    race::Outcome got;
+    std::unique_ptr<EventObserver> chk = sc->checker(d.world().machine(), o, got);
+    d.world().machine().events().add(chk.get());
+    d.go_to_cycle(w.setup.until);
+    d.world().machine().events().remove(chk.get());
+    CHECK(got.violated == expect.violated);
+    CHECK(got.cycle == expect.cycle);
+    CHECK(got.violation == expect.violation);
+  }
+}
