@@ -193,6 +193,21 @@ HookResult Patcher::on_ipi_work(Cpu& cpu) {
   return HookResult::handled;
 }
 
+std::string Patcher::doing(int cpu) const {
+  const PerCpu& pc = cpus_[static_cast<size_t>(cpu)];
+  switch (pc.doing) {
+    case Doing::none: return "";
+    case Doing::job:  // the caller runs its own stopper inside its job
+      return std::string("patching job (") + patching_name(mode_) + ")" +
+             (step_ == Step::stop && ms_.state != StopState::none ? std::string(", stop_machine: ") + stop_state_name(ms_.state)
+                                                                  : std::string());
+    case Doing::sync: return "serialising for text_poke_sync";
+    case Doing::stopper:
+      return std::string("stop_machine: ") + stop_state_name(pc.seen == StopState::none ? StopState::prepare : pc.seen);
+  }
+  return "";
+}
+
 void Patcher::resume(Cpu& cpu) {
   PerCpu& pc = cpus_[static_cast<size_t>(cpu.id())];
   Machine& m = e_.machine();

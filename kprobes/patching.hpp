@@ -114,6 +114,9 @@ class Patcher {
   size_t queued() const { return jobs_.size(); }
   // Whether a CPU is parked in protocol work (HostAgent::pending).
   bool pending(int cpu) const { return cpus_[static_cast<size_t>(cpu)].doing != Doing::none; }
+  // What the CPU does in the protocol, for a person ("" when nothing):
+  // "patching job", "stop_machine: MULTI_STOP_RUN".
+  std::string doing(int cpu) const;
   // The CPU's next protocol step.
   void resume(Cpu& cpu);
   // The guest's IPI handler reached ksim_kprobes_ipi (a request carried

@@ -1,4 +1,4 @@
-// ksim-ui: the debugger (docs/UI.md). Takes `ksim run`'s options for the
+// ksim-ui: the debugger (docs/DEBUGGER.md). Takes `ksim run`'s options for the
 // machine and the probes, opens paused at cycle 0 (or --at CYCLE), and
 // runs with a window, or without a person under --script FILE.
 #include <algorithm>
@@ -85,7 +85,7 @@ int ui_main(const std::vector<std::string>& args) {
       ("race", po::value(&race_name), "open a race scenario (ksim race list) at its violation, with --variant and --seed")
       ("variant", po::value(&race_variant), "with --race: correct or broken")
       ("at", po::value(&at_opt), "open at this cycle instead of 0 (with --race: instead of the violation)")
-      ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/UI.md)")
+      ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/DEBUGGER.md)")
       ("width", po::value(&width)->default_value(1280), "window width")
       ("height", po::value(&height)->default_value(800), "window height")
       ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)");

@@ -1,4 +1,4 @@
-// docs/UI.md, "Scripts": the script language's parser.
+// docs/DEBUGGER.md, "Scripts": the script language's parser.
 #include <catch2/catch.hpp>
 
 #include "ui/model/script.hpp"

@@ -1,4 +1,4 @@
-// docs/UI.md, "Time travel": going back is exact. Every move is checked
+// docs/DEBUGGER.md, "Time travel": going back is exact. Every move is checked
 // against the state hash (machine checkpoint bytes, trace hash so far,
 // probe engine state) of the same position reached another way.
 #include <catch2/catch.hpp>

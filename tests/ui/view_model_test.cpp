@@ -1,4 +1,4 @@
-// docs/UI.md, "The view-model": what each window shows, built without
+// docs/DEBUGGER.md, "The view-model": what each window shows, built without
 // ImGui, checked against values computed another way (the instruction's
 // own decoding, the engine's events, a linear scan).
 #include <algorithm>
@@ -541,4 +541,20 @@ TEST_CASE("Next event of the protocol kinds: a stop_machine state, an arm, the e
     CHECK(text == (std::string(kind) == "stop-machine" ? "stop_machine" : kind));
     CHECK(r.cycle >= 600'000);
   }
+}
+
+TEST_CASE("CPUs view: a CPU inside stop_machine says so, with the state it acted on", "[ui][cpus]") {
+  Debugger d(ui_kernel(2, 5), {});
+  d.go_to_cycle(600'000);
+  REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:myread vfs_read", 1}).empty());
+  EventFilter f;
+  REQUIRE(event_filter_named("stop-machine", f));
+  REQUIRE(d.next_event(f));
+  const EventRec& r = d.log()[d.landed_event()];
+  REQUIRE(r.b != static_cast<uint64_t>(kprobes::StopState::exit));  // the first state: still inside
+  const CpuRow row = cpu_row(d, r.cpu);
+  INFO(row.doing);
+  CHECK(row.doing.rfind("kernel text patching: ", 0) == 0);
+  CHECK(row.doing.find("stop_machine: MULTI_STOP_") != std::string::npos);
+  CHECK(row.state == CpuRow::Doing::parked);
 }

@@ -35,6 +35,9 @@ CpuRow cpu_row(Debugger& d, int id) {
   if (w.ended()) {
     r.state = CpuRow::Doing::ended;
     r.doing = "stopped: the run has ended";
+  } else if (eng && !eng->patcher().doing(id).empty()) {
+    r.state = CpuRow::Doing::parked;
+    r.doing = "kernel text patching: " + eng->patcher().doing(id);
   } else if (eng && eng->ctlblk(id).phase != kprobes::Phase::none) {
     const kprobes::CtlBlk& cb = eng->ctlblk(id);
     r.state = CpuRow::Doing::parked;

@@ -58,16 +58,28 @@ void draw_timeline(ViewState& s) {
   if (button(s, "Zoom out")) s.range.zoom(2.0, now);
   ImGui::SameLine();
   ImGui::Text("%.0f .. %.0f   ", s.range.c0, s.range.c1);
+  // The legend, wrapped to the window's width.
+  bool first = true;
   for (SpanKind k : {SpanKind::running, SpanKind::idle, SpanKind::trap, SpanKind::hit_active, SpanKind::hit_ss,
                      SpanKind::hit_ssdone, SpanKind::reenter, SpanKind::patching, SpanKind::stopper}) {
-    ImGui::SameLine();
+    const char* label = k == SpanKind::trap ? "bp trap" : span_kind_name(k);
+    const float need = 16 + ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().ItemSpacing.x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (first || ImGui::GetItemRectMax().x + need < right) ImGui::SameLine();
+    first = false;
     ImGui::ColorButton(span_kind_name(k), ImGui::ColorConvertU32ToFloat4(span_colour(k)),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
     ImGui::SameLine(0, 2);
-    ImGui::TextUnformatted(k == SpanKind::trap ? "bp trap" : span_kind_name(k));
+    ImGui::TextUnformatted(label);
   }
   ImGui::SameLine();
-  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1), " | grace period");
+  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1), " grace period");
+  ImGui::SameLine();
+  ImGui::TextColored(ImVec4(0.45f, 0.6f, 1.0f, 1), "RCU-tasks");
+  if (s.race_violated) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "| violation");
+  }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();

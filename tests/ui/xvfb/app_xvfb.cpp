@@ -1,4 +1,4 @@
-// docs/UI.md, "Scripts" and "Tests": ksim-ui in a real window under Xvfb
+// docs/DEBUGGER.md, "Scripts" and "Tests": ksim-ui in a real window under Xvfb
 // (xvfb-run -a, Mesa), driven by scripts of synthesised input. Each test
 // starts the app once; together they stay well under a minute.
 #include <catch2/catch.hpp>
