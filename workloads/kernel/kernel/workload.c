@@ -31,7 +31,11 @@
 #define SIGCHLD 17
 #define EAGAIN 11
 
+#ifndef CONFIG_MAX_PIDS
 #define MAX_PIDS 4096
+#else
+#define MAX_PIDS CONFIG_MAX_PIDS
+#endif
 
 struct fork_record {
   unsigned long clone_flags;

@@ -25,9 +25,13 @@
  *   clamp(CONFIG_WORK_TOTAL / nr_cpus, CONFIG_WORK_MIN, CONFIG_WORK_MAX)
  * so the total work stays roughly constant from 4 CPUs up (1 and 2 CPUs do
  * CONFIG_WORK_MAX per thread). */
+#ifndef CONFIG_WORK_TOTAL /* (kernel_long.elf: more, for long-run measurements) */
 #define CONFIG_WORK_TOTAL 512
+#endif
 #define CONFIG_WORK_MIN 8
+#ifndef CONFIG_WORK_MAX
 #define CONFIG_WORK_MAX 128
+#endif
 
 /* Every CONFIG_PING_EVERY iterations, worker 1 of CPU c and worker 0 of
  * CPU (c + 1) % nr_cpus exchange a ping and a pong through two completions:
