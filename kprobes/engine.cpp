@@ -429,10 +429,7 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
       }
       // The slot: the copy, then breakpoints to the end of the cell so a
       // step that runs past the copy traps at once.
-      std::vector<uint8_t> cell(arch_->slot_size());
-      uint8_t bp[4];
-      unsigned bpn = arch_->breakpoint_bytes(bp);
-      for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % bpn];
+      std::vector<uint8_t> cell = breakpoint_cell();
       std::memcpy(cell.data(), point->insn.slot_bytes, point->insn.slot_len);
       bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
       point->slot = slot;
@@ -585,12 +582,19 @@ std::string Engine::list() const {
   return out;
 }
 
-void Engine::refill_slots(const Accessor& who) {
-  if (unfilled_.empty()) return;
+// A slot cell as the image has it: breakpoints all along (a step that runs
+// past a copy traps at once).
+std::vector<uint8_t> Engine::breakpoint_cell() const {
   std::vector<uint8_t> cell(arch_->slot_size());
   uint8_t bp[4];
-  unsigned n = arch_->breakpoint_bytes(bp);
+  const unsigned n = arch_->breakpoint_bytes(bp);
   for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
+  return cell;
+}
+
+void Engine::refill_slots(const Accessor& who) {
+  if (unfilled_.empty()) return;
+  const std::vector<uint8_t> cell = breakpoint_cell();
   for (uint64_t s : unfilled_) {
     bus_.write_bytes(s, cell.data(), cell.size(), who);
     slots_.release(s);
@@ -601,23 +605,15 @@ void Engine::refill_slots(const Accessor& who) {
 size_t Engine::reclaim_slots() {
   // On behalf of the caller CPU (an operation, or a test's clean-up).
   refill_slots(as_caller());
-  return reclaim_slots(as_caller(), false);
+  return reclaim_slots(as_caller());
 }
 
-// `stamped`: the events carry who.cycle exactly (a grace period's end, which
-// may be handled on another CPU's interrupt; rcu.hpp, "Order").
-size_t Engine::reclaim_slots(const Accessor& who, bool stamped) {
+size_t Engine::reclaim_slots(const Accessor& who) {
   std::vector<uint64_t> freed = slots_.collect(cpus_);
-  std::vector<uint8_t> cell(arch_->slot_size());
-  uint8_t bp[4];
-  unsigned n = arch_->breakpoint_bytes(bp);
-  for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
+  const std::vector<uint8_t> cell = breakpoint_cell();
   for (uint64_t s : freed) {
     bus_.write_bytes(s, cell.data(), cell.size(), who);
-    if (stamped)
-      emit_at(who.cycle, who.cpu, s, "slot-free", s);
-    else
-      emit(m_.cpu(who.cpu), s, "slot-free", s);
+    emit(m_.cpu(who.cpu), s, "slot-free", s);
   }
   return freed.size();
 }

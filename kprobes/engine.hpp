@@ -154,7 +154,8 @@ class Engine final : public HostAgent {
   // Frees the slots whose grace period is over and fills them with
   // breakpoints again, as the guest image had them; returns how many.
   size_t reclaim_slots();
-  size_t reclaim_slots(const Accessor& who, bool stamped);
+  size_t reclaim_slots(const Accessor& who);
+  std::vector<uint8_t> breakpoint_cell() const;
   // Slots freed by a grace period: refilled with breakpoints and given back
   // to the allocator at the next registration (or reclaim), a point every
   // schedule reaches in the same order.

@@ -79,7 +79,7 @@ void Engine::end_busy(CtlBlk& cb) {
   ++cb.completed;
   const int me = static_cast<int>(&cb - cpus_.data());
   if (lock_owner_ == me) release_kprobe_lock(m_.cpu(me), cb);
-  if (slots_.garbage()) reclaim_slots(Accessor{me, m_.cpu(me).cycle()}, false);
+  if (slots_.garbage()) reclaim_slots(Accessor{me, m_.cpu(me).cycle()});
 }
 
 // --- Legacy locking: one kprobe_lock (Locking::spinlock) ----------------------

@@ -96,22 +96,14 @@ class EventStream {
       return;
     }
     held_.push_back(Held{e, seq});
-    if (held_.back().e.cycle < released_below_) held_.back().e.cycle = released_below_;
-    push_heap();
-  }
-  void emit(const Event& e) {
-    if (!immediate_.empty()) [[unlikely]]
-      for (auto* o : immediate_) o->on_event(e);
-    if (observers_.empty()) return;
-    if (!ordered_) {
-      deliver(e);
-      return;
-    }
-    held_.push_back(Held{e, seq_++});
     // Never below what was already released (a host action stamped with an
     // idle CPU's lagging clock): the order promise holds whatever happens.
     if (held_.back().e.cycle < released_below_) held_.back().e.cycle = released_below_;
     push_heap();
+  }
+  void emit(const Event& e) {
+    if (observers_.empty() && immediate_.empty()) return;
+    emit_at_seq(e, seq_++);
   }
   bool wants_insns() const;
   // No observer: producers may skip building events.
