@@ -230,3 +230,18 @@ TEST_CASE("Race scenario: --race opens it at its violation, shown in Control and
   CHECK(bad.status == 2);
   CHECK(bad.err.find("no race scenario 'no-such-race'") != std::string::npos);
 }
+
+TEST_CASE("Memory: the event history of a 10-million-cycle, 16-CPU run with probes stays under 200 MiB",
+          "[ui][xvfb][memory]") {
+  // kernel_long.elf: the preempt kernel with twelve times the work (10.5 M
+  // cycles on 16 CPUs); a kprobe and a kretprobe on the workload's calls.
+  ProcessResult r = ui("run-to-end\nprint memory\nprint position\nquit\n",
+                       {"--elf", std::string(KSIM_BINARY_DIR) + "/workloads/rv64/kernel_long.elf", "--cpus", "16",
+                        "--probe", "p:pf do_fork", "--probe", "r:ro sys_open"});
+  CHECK(r.status == 0);
+  CHECK(num(grab(r.out, "position: cycle (\\d+)")) >= 10'000'000);
+  const std::string mib = grab(r.out, "memory: \\d+ events, ([0-9.]+) MiB of event history");
+  REQUIRE_FALSE(mib.empty());
+  CHECK(std::stod(mib) < 200.0);
+  CHECK(num(grab(r.out, "memory: (\\d+) events")) > 100'000);  // a history, not an empty log
+}
