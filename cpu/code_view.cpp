@@ -170,7 +170,10 @@ void CodeViews::serialize(int cpu, uint64_t cycle) {
       v.ranges, [&](const StaleRange& r) { return before(r.store_cycle, r.storer, cycle, cpu); });
   if (n == 0) return;
   recompute(v);
-  if (on_sync) on_sync(cpu, cycle, n, v.synced_mark);
+  // One event per store seen, as for a store handled after the
+  // serialisation (add()): the trace is the same in either host order.
+  if (on_sync)
+    for (uint64_t i = 0; i < n; ++i) on_sync(cpu, cycle, 1, v.synced_mark);
 }
 
 void CodeViews::drop_all(int cpu, uint64_t cycle) {
@@ -179,7 +182,9 @@ void CodeViews::drop_all(int cpu, uint64_t cycle) {
   const uint64_t n = v.ranges.size();
   v.ranges.clear();
   recompute(v);
-  if (on_sync) on_sync(cpu, cycle, n, on_mark ? on_mark() : 0);
+  if (!on_sync) return;
+  const uint64_t mark = on_mark ? on_mark() : 0;
+  for (uint64_t i = 0; i < n; ++i) on_sync(cpu, cycle, 1, mark);
 }
 
 void CodeViews::set_ranges(int cpu, std::vector<StaleRange> r) {

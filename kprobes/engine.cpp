@@ -252,7 +252,7 @@ void Engine::point_patched(ProbePoint& p) {
   // period: that CPU frees the slot and refills it with breakpoints, at
   // that cycle (a fixed point of the run, whatever the schedule).
   rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep, r = readers()](Cpu* at, uint64_t cycle) {
-    check_readers(r, keep->addr, cycle);
+    if (at) check_readers(r, keep->addr, cycle);  // (not when the run is over and flush() runs it)
     if (!keep->removed || keep->armed || keep->retired) return;
     const uint64_t slot = keep->slot;
     retire(*keep, false, true);

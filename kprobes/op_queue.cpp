@@ -6,12 +6,6 @@
 
 namespace ksim::kprobes {
 
-namespace {
-// How often an operation waiting for its caller CPU to come online looks
-// again (a polling step of the host, not a guest cost).
-constexpr uint64_t kOfflineRetryCycles = 1000;
-}  // namespace
-
 using events::ProbeOp;
 using events::ScriptError;
 
@@ -86,27 +80,32 @@ void ProbeOpQueue::add_action(const std::string& event, const std::string& actio
 RunResult ProbeOpQueue::run(Machine& m) { return run_until(m, ~uint64_t{0}); }
 
 RunResult ProbeOpQueue::run_until(Machine& m, uint64_t until) {
-  while (next_ < ops_.size() && ops_[next_].cycle < until) {
+  // Nothing runs past `until` (a debugger's target may come before an
+  // operation can be performed): what is left waits for the next call.
+  auto reach = [&](uint64_t cycle, RunResult& r) {
     RunLimits lim;
-    lim.cycle = ops_[next_].cycle;
-    RunResult r = m.run(lim);
-    if (r.end != RunResult::End::paused) return r;
+    lim.cycle = std::min(cycle, until);
+    r = m.run(lim);
+    return r.end == RunResult::End::paused && cycle < until;
+  };
+  RunResult r;
+  while (next_ < ops_.size() && ops_[next_].cycle < until) {
+    uint64_t at = ops_[next_].cycle;
+    if (!reach(at, r)) return finish(r);
     // A caller CPU still in early boot cannot make the call (in Linux no
     // task runs on a CPU that is not online): the operation waits for it.
     while (!eng_.caller_online(caller_)) {
-      lim.cycle += kOfflineRetryCycles;
-      r = m.run(lim);
-      if (r.end != RunResult::End::paused) return r;
+      at += kOfflineRetryCycles;
+      if (!reach(at, r)) return finish(r);
     }
     // Operations due now, in order; each one once the machine has reached
     // the caller's clock (the previous one's work moved it on), so what an
     // operation changes is seen from its own cycle on, not earlier.
-    while (next_ < ops_.size() && ops_[next_].cycle <= lim.cycle) {
+    while (next_ < ops_.size() && ops_[next_].cycle <= at) {
       const uint64_t caller_at = m.cpu(caller_).cycle();
-      if (caller_at > lim.cycle && !m.cpu(caller_).idle()) {
-        lim.cycle = caller_at;
-        r = m.run(lim);
-        if (r.end != RunResult::End::paused) return r;
+      if (caller_at > at && !m.cpu(caller_).idle()) {
+        at = caller_at;
+        if (!reach(at, r)) return finish(r);
       }
       perform(ops_[next_]);
       ++next_;
@@ -114,9 +113,12 @@ RunResult ProbeOpQueue::run_until(Machine& m, uint64_t until) {
   }
   RunLimits end;
   end.cycle = until;
-  RunResult r = m.run(end);
-  // Patching still under way when the run ended is finished at once: the
-  // text ends as the probes' states say.
+  return finish(r = m.run(end));
+}
+
+// Patching still under way when the run ended is finished at once: the
+// text ends as the probes' states say.
+RunResult ProbeOpQueue::finish(const RunResult& r) {
   if (r.end != RunResult::End::paused) eng_.finish_patching();
   return r;
 }

@@ -32,6 +32,10 @@ namespace ksim::kprobes {
 
 class ProbeOpQueue {
  public:
+  // How often an operation waiting for its caller CPU to come online looks
+  // again (a polling step of the host, not a guest cost).
+  static constexpr uint64_t kOfflineRetryCycles = 1000;
+
   // What became of one operation.
   struct Outcome {
     bool performed = false;
@@ -74,6 +78,7 @@ class ProbeOpQueue {
   int caller_cpu() const { return caller_; }
 
  private:
+  RunResult finish(const RunResult& r);
   ProbeSession& session_;
   Engine& eng_;
   std::vector<events::ProbeOp> ops_;

@@ -41,11 +41,22 @@ uint64_t Rcu::switches(int cpu) const {
   return v;
 }
 
+// By stamps, like the rest: a grace period that started after the call (in
+// the global (cycle, CPU) order, whichever was handled first) covers it;
+// one under way since before it may have seen some CPU's quiescent state
+// before the call, so the callback needs the next one.
 void Rcu::call_rcu(Cpu& caller, Callback fn) {
-  // A grace period already under way may have seen some CPU's quiescent
-  // state before this call: the callback needs the next one.
-  waiting_.push_back(Waiting{completed_ + (active_ ? 2 : 1), std::move(fn)});
-  if (!active_) start(Stamp{caller.cycle(), caller.id()});
+  const Stamp at{caller.cycle(), caller.id()};
+  waiting_.push_back(Waiting{completed_ + (active_ && !(at < start_) ? 2 : 1), std::move(fn), at});
+  if (!active_) start(next_start(last_end_, waiting_));
+}
+
+Rcu::Stamp Rcu::next_start(Stamp end, const std::vector<Waiting>& waiting) {
+  if (waiting.empty()) return end;
+  Stamp first = waiting.front().at;
+  for (const Waiting& w : waiting)
+    if (w.at < first) first = w.at;
+  return end < first ? first : end;
 }
 
 void Rcu::start(Stamp at) {
@@ -109,11 +120,12 @@ void Rcu::maybe_end() {
   }
   active_ = false;
   ++completed_;
+  last_end_ = end;
   e_.emit_at(end.cycle, end.cpu, 0, "gp-end", gp_, end.cycle - start_.cycle);
   // Run what this grace period covers (a callback may queue more).
   Cpu& at = e_.machine().cpu(end.cpu);
   for (auto& w : take_due(waiting_, completed_)) w.fn(&at, end.cycle);
-  if (!waiting_.empty() && !active_) start(end);
+  if (!waiting_.empty() && !active_) start(next_start(end, waiting_));
 }
 
 std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t completed) {
@@ -154,8 +166,10 @@ uint64_t Rcu::tasks_qs(uint64_t t) const {
 void Rcu::call_rcu_tasks(Cpu& caller, Callback fn) {
   // As call_rcu: a grace period under way may have listed some CPU's tasks
   // before this call.
-  tasks_waiting_.push_back(Waiting{tasks_completed_ + (tasks_active_ ? 2 : 1), std::move(fn)});
-  if (!tasks_active_) start_tasks(Stamp{caller.cycle(), caller.id()});
+  const Stamp at{caller.cycle(), caller.id()};
+  tasks_waiting_.push_back(
+      Waiting{tasks_completed_ + (tasks_active_ && !(at < tasks_start_) ? 2 : 1), std::move(fn), at});
+  if (!tasks_active_) start_tasks(next_start(tasks_last_end_, tasks_waiting_));
 }
 
 void Rcu::start_tasks(Stamp at) {
@@ -211,10 +225,11 @@ void Rcu::maybe_end_tasks() {
   }
   tasks_active_ = false;
   ++tasks_completed_;
+  tasks_last_end_ = end;
   e_.emit_at(end.cycle, end.cpu, 0, "tasks-gp-end", tasks_gp_, end.cycle - tasks_start_.cycle);
   Cpu& at = e_.machine().cpu(end.cpu);
   for (auto& w : take_due(tasks_waiting_, tasks_completed_)) w.fn(&at, end.cycle);
-  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(end);
+  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(next_start(end, tasks_waiting_));
 }
 
 }  // namespace ksim::kprobes

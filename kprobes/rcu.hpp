@@ -73,15 +73,19 @@ class Rcu {
   void flush();
 
  private:
-  struct Waiting {
-    uint64_t after;  // runs when completed_ reaches this
-    Callback fn;
-  };
   struct Stamp {
     uint64_t cycle = 0;
     int cpu = 0;
     bool operator<(const Stamp& o) const { return cycle != o.cycle ? cycle < o.cycle : cpu < o.cpu; }
   };
+  struct Waiting {
+    uint64_t after;  // runs when completed_ reaches this
+    Callback fn;
+    Stamp at;        // when it was queued
+  };
+  // The stamp a new grace period starts at: not before the last one ended,
+  // nor before the earliest callback still waiting was queued.
+  static Stamp next_start(Stamp end, const std::vector<Waiting>& waiting);
   // A CPU's latest interrupt, as RCU-sched saw it.
   struct Seen {
     bool valid = false, idle = false;
@@ -105,7 +109,7 @@ class Rcu {
   uint64_t off_switches_ = 0;
   bool active_ = false;
   uint64_t gp_ = 0, completed_ = 0;
-  Stamp start_;
+  Stamp start_, last_end_;
   std::vector<uint64_t> start_switches_;
   std::vector<bool> reported_, noticed_;
   std::vector<Stamp> reported_at_;
@@ -124,7 +128,7 @@ class Rcu {
   };
   bool tasks_active_ = false;
   uint64_t tasks_gp_ = 0, tasks_completed_ = 0;
-  Stamp tasks_start_;
+  Stamp tasks_start_, tasks_last_end_;
   std::vector<bool> tasks_listed_, tasks_done_;
   std::vector<Stamp> tasks_done_at_;
   std::vector<std::vector<Holdout>> holdouts_;

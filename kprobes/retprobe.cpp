@@ -45,7 +45,10 @@ void Engine::unregister_kretprobe(Kretprobe& rp) {
   for (auto& [task, list] : tasks_)
     for (auto& inst : list)
       if (inst->rp == &rp) inst->rp = nullptr;
-  for (auto& inst : rec.pool) free_instance_rcu(std::move(inst), m_.cpu(caller_cpu_));
+  // On behalf of the CPU making the call: a handler's CPU when one
+  // unregisters during a run, else the operation's caller.
+  Cpu& by = m_.running_cpu() >= 0 ? m_.cpu(m_.running_cpu()) : m_.cpu(caller_cpu_);
+  for (auto& inst : rec.pool) free_instance_rcu(std::move(inst), by);
   rec.pool.clear();
   update_flush_probe();
 }

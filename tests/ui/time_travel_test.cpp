@@ -220,3 +220,27 @@ TEST_CASE("A probe script in the debugger: run to the end gives the trace hash o
     CHECK(e.world().hasher().hex() == expect);
   }
 }
+
+TEST_CASE("A probe script in the debugger: checked after the --probe probes, and an operation waiting for its caller "
+          "to come online does not carry a move past its target",
+          "[ui][travel][script]") {
+  // The script removes an event a --probe defined (ksim run accepts this).
+  WorldSpec spec = ui_kernel(2, 0);
+  spec.script = "@300000 -:foo\n";
+  spec.script_file = "t.probes";
+  Debugger d(spec, {ui_add("p:foo do_fork")});
+  d.run_to_end();
+  CHECK(d.world().script()->performed() == 1);
+  // An operation at cycle 0: CPU 0 is not online then (the engine waits
+  // for it); a move to cycle 500 stops at 500 all the same.
+  WorldSpec early = ui_kernel(2, 0);
+  early.script = "@0 p:pf do_fork\n";
+  early.script_file = "t.probes";
+  Debugger e(early, {});
+  e.go_to_cycle(500);
+  CHECK(e.here() == 500);
+  CHECK(e.world().machine().now() < 600);
+  CHECK(e.world().script()->performed() == 0);
+  e.run_to_end();
+  CHECK(e.world().script()->performed() == 1);
+}

@@ -22,6 +22,7 @@ Debugger::Debugger(WorldSpec spec, const std::vector<ProbeOp>& initial) : spec_(
     if (!err.empty()) throw std::runtime_error(err);
     ops_.push_back({op, pos_});
   }
+  world_->check_script();  // against the session with the initial probes in it
   applied_ = ops_.size();
   note_position(pos_.target);
   maybe_checkpoint();

@@ -55,7 +55,7 @@ World::World(const WorldSpec& spec, EventLog& log) : spec_(spec), log_(log) {
         kprobes::events::parse_probe_script(spec_.script, spec_.script_file, engine_->arch());
     ops.insert(ops.end(), spec_.extra_ops.begin(), spec_.extra_ops.end());
     queue_ = std::make_unique<kprobes::ProbeOpQueue>(*session_, std::move(ops), spec_.script_cpu, spec_.script_file);
-    queue_->check();
+    // (checked by the Debugger once the --probe probes exist: check_script())
     for (const std::string& a : spec_.script_actions) {
       const size_t eq = a.find('=');
       if (eq == std::string::npos || eq == 0)
@@ -147,7 +147,8 @@ RunResult World::run(const RunLimits& lim) {
 // --probe-script` performs it (the machine paused at its cycle), whatever
 // the target. A cycle target runs through ProbeOpQueue::run_until; a step
 // target stops at each operation's cycle on the way, and past it goes on
-// stepping (the operation's own run may take a cycle past the step target).
+// stepping (the operation's own run may go some cycles past the step
+// target: up to the caller's clock, or a look at an offline caller).
 RunResult World::run_script(const RunLimits& lim) {
   if (lim.steps == 0) return queue_->run_until(*m_, lim.cycle ? lim.cycle : ~uint64_t{0});
   for (;;) {
@@ -158,7 +159,11 @@ RunResult World::run_script(const RunLimits& lim) {
     if (r.end != RunResult::End::paused || m_->steps() >= lim.steps || next == ~uint64_t{0} ||
         (lim.cycle != 0 && l.cycle == lim.cycle))
       return r;
-    r = queue_->run_until(*m_, next + 1);  // performs what is due at `next`
+    // Performs what is due at `next`: far enough for the caller's clock to
+    // be reached, or for one more look when it is not online yet (each
+    // pass moves the machine on, so the loop ends).
+    const uint64_t caller_at = m_->cpu(queue_->caller_cpu()).cycle();
+    r = queue_->run_until(*m_, std::max(next, caller_at) + kprobes::ProbeOpQueue::kOfflineRetryCycles + 1);
     if (r.end != RunResult::End::paused || m_->steps() >= lim.steps) return r;
   }
 }

@@ -64,6 +64,11 @@ class World {
   kprobes::Engine* engine() { return engine_.get(); }
   kprobes::ProbeSession* session() { return session_.get(); }
   const kprobes::ProbeOpQueue* script() const { return queue_.get(); }
+  // Checks the probe script against the probes registered so far, as
+  // `ksim run` does after its --probe probes (throws events::ScriptError).
+  void check_script() const {
+    if (queue_) queue_->check();
+  }
   TraceHasher& hasher() { return hasher_; }
   const WorldSpec& spec() const { return spec_; }
 
