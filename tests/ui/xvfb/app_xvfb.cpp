@@ -229,6 +229,23 @@ TEST_CASE("Race scenario: --race opens it at its violation, shown in Control and
   ProcessResult bad = run_process({KSIM_UI_BIN, "--race", "no-such-race", "--variant", "broken"});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("no race scenario 'no-such-race'") != std::string::npos);
+  // Options that do not go together are refused before any window.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--race", "torn-write"}, "--race needs --variant correct or broken"},
+      {{"--variant", "broken"}, "--variant goes with --race"},
+      {{"--race", "torn-write", "--variant", "broken", "--isa", "rv64"}, "torn-write has no rv64 version"},
+      {{"--race", "sail-past", "--variant", "broken", "--probe", "p do_fork"}, "--probe does not go with --race"},
+      {{"--cpus", "2", "--probe-cpu", "3", "--probe-script", "x.probes"}, "--probe-cpu must name one of the CPUs (0-1)"},
+      {{"--isa", "x86", "--kprobes-patching", "patch_text"}, "--kprobes-patching patch_text is not a protocol of x86"},
+  };
+  for (const auto& [args, why] : refused) {
+    std::vector<std::string> argv = {KSIM_UI_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessResult p = run_process(argv);
+    INFO(why << ": " << p.err);
+    CHECK(p.status == 2);
+    CHECK(p.err.find(why) != std::string::npos);
+  }
 }
 
 TEST_CASE("Memory: the event history of a 10-million-cycle, 16-CPU run with probes stays under 200 MiB",
