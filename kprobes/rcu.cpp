@@ -27,6 +27,7 @@ Rcu::Rcu(Engine& e) : e_(e) {
   tasks_listed_.assign(static_cast<size_t>(m.cpu_count()), false);
   tasks_done_.assign(static_cast<size_t>(m.cpu_count()), false);
   holdouts_.resize(static_cast<size_t>(m.cpu_count()));
+  last_tasks_.resize(static_cast<size_t>(m.cpu_count()));
   // The kernel's idle loop waits in arch_cpu_idle (arch/<isa>/setup.c).
   if (const Symbol* idle = m.symbols().find("arch_cpu_idle")) {
     idle_begin_ = idle->addr;
@@ -91,7 +92,7 @@ void Rcu::on_interrupt(Cpu& cpu, uint64_t interrupted_pc) {
   s.at = Stamp{cpu.cycle(), cpu.id()};
   s.idle = interrupted_pc >= idle_begin_ && interrupted_pc < idle_end_;
   if (off_switches_) s.switches = switches(cpu.id());
-  if (tasks_active_) tasks_interrupt(cpu);
+  if (tasks_available()) tasks_interrupt(cpu);
   if (active_ && start_ < s.at) observe(k, s);
 }
 
@@ -184,36 +185,56 @@ void Rcu::start_tasks(Stamp at) {
     holdouts_[i].clear();
   }
   e_.emit_at(at.cycle, at.cpu, 0, "tasks-gp-start", tasks_gp_);
+  // As for RCU-sched: an interrupt stamped after the start but handled
+  // before it lists that CPU's tasks, from what the CPU saw then.
+  for (size_t k = 0; k < last_tasks_.size() && tasks_active_; ++k)
+    if (!tasks_done_[k] && last_tasks_[k].valid && at < last_tasks_[k].at) tasks_observe(k, last_tasks_[k]);
 }
 
-// At each interrupt of a CPU while an RCU-tasks grace period runs: the
-// first lists the CPU's tasks on a run queue (rcu_tasks_wait_gp's scan of
-// every task; the interrupted one, running, is among them), each later one
-// drops those that have passed a voluntary switch or left their run queue
-// (check_holdout_task). Only this CPU's tasks, read at its own interrupt.
+// This CPU's tasks on a run queue and their voluntary-switch counts, read
+// at its own interrupt.
+void Rcu::tasks_seen(Cpu& cpu, TasksSeen& seen) const {
+  seen.on_rq.clear();  // (its buffer is kept: no allocation per interrupt)
+  seen.valid = true;
+  seen.at = Stamp{cpu.cycle(), cpu.id()};
+  uint32_t total = 0;
+  const GuestLayout& g = e_.layout();
+  e_.machine().bus().read_bytes(g.percpu_areas + static_cast<uint64_t>(cpu.id()) * g.percpu_size + tasks_.off_total,
+                                &total, 4);
+  for (unsigned j = 0; j < std::min<uint64_t>(total, tasks_.per_cpu); ++j) {
+    const uint64_t t = thread(cpu.id(), j);
+    if (on_rq(t)) seen.on_rq.push_back(Holdout{t, tasks_qs(t)});
+  }
+}
+
+// At each interrupt of a CPU (rcu_tasks_wait_gp's scan of every task, and
+// check_holdout_task): the first one stamped after the start lists the
+// CPU's tasks on a run queue (the interrupted one, running, is among them);
+// each later one drops those that have passed a voluntary switch or left
+// their run queue. Only this CPU's tasks, read at its own interrupt.
 void Rcu::tasks_interrupt(Cpu& cpu) {
-  const int k = cpu.id();
-  const size_t i = static_cast<size_t>(k);
-  const Stamp now{cpu.cycle(), k};
-  if (tasks_done_[i] || !(tasks_start_ < now)) return;
+  const size_t i = static_cast<size_t>(cpu.id());
+  tasks_seen(cpu, last_tasks_[i]);
+  if (tasks_active_ && !tasks_done_[i] && tasks_start_ < last_tasks_[i].at) tasks_observe(i, last_tasks_[i]);
+}
+
+void Rcu::tasks_observe(size_t i, const TasksSeen& seen) {
   auto& hold = holdouts_[i];
   if (!tasks_listed_[i]) {
     tasks_listed_[i] = true;
-    uint32_t total = 0;
-    const GuestLayout& g = e_.layout();
-    e_.machine().bus().read_bytes(g.percpu_areas + static_cast<uint64_t>(k) * g.percpu_size + tasks_.off_total, &total, 4);
-    for (unsigned j = 0; j < std::min<uint64_t>(total, tasks_.per_cpu); ++j) {
-      const uint64_t t = thread(k, j);
-      if (on_rq(t)) hold.push_back(Holdout{t, tasks_qs(t)});
-    }
-    e_.emit(cpu, 0, "tasks-holdouts", tasks_gp_, hold.size());
+    hold = seen.on_rq;
+    e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-holdouts", tasks_gp_, hold.size());
   } else {
-    std::erase_if(hold, [&](const Holdout& h) { return !on_rq(h.thread) || tasks_qs(h.thread) != h.qs; });
+    std::erase_if(hold, [&](const Holdout& h) {
+      for (const Holdout& now : seen.on_rq)
+        if (now.thread == h.thread) return now.qs != h.qs;  // a voluntary switch since
+      return true;                                          // off its run queue
+    });
   }
   if (!hold.empty()) return;
   tasks_done_[i] = true;
-  tasks_done_at_[i] = now;
-  e_.emit(cpu, 0, "tasks-qs", tasks_gp_);
+  tasks_done_at_[i] = seen.at;
+  e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-qs", tasks_gp_);
   maybe_end_tasks();
 }
 

@@ -126,6 +126,15 @@ class Rcu {
     uint64_t thread;  // its struct thread
     uint64_t qs;      // its rcu_tasks_qs when listed
   };
+  // A CPU's latest interrupt, as RCU-tasks saw it: its tasks on a run queue.
+  struct TasksSeen {
+    bool valid = false;
+    Stamp at;
+    std::vector<Holdout> on_rq;
+  };
+  void tasks_seen(Cpu& cpu, TasksSeen& out) const;
+  void tasks_observe(size_t i, const TasksSeen& seen);
+  std::vector<TasksSeen> last_tasks_;
   bool tasks_active_ = false;
   uint64_t tasks_gp_ = 0, tasks_completed_ = 0;
   Stamp tasks_start_, tasks_last_end_;

@@ -121,3 +121,34 @@ TEST_CASE("RCU-tasks with no task holding it out ends: each CPU lists its tasks 
       CHECK(r.eng->rcu().tasks_pending() == 0);
     }
 }
+
+TEST_CASE("RCU-tasks grace periods are the same on the default and the reference schedule", "[kprobes][rcu][rcu-tasks]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64})
+    for (uint64_t seed : {3, 8}) {
+      INFO(isa_name(isa) << " seed " << seed);
+      std::vector<std::vector<std::pair<uint64_t, int>>> got;
+      std::vector<uint64_t> done_at;
+      for (bool reference : {false, true}) {
+        KprobeRig r(kernel_image(isa, true), 4, seed, kprobes::StepMode::modern, 1, reference);
+        Counter ev;
+        r.m.events().add(&ev);
+        uint64_t d1 = 0, d2 = 0;
+        run_to(r, 250'000);
+        r.eng->rcu().call_rcu_tasks(r.m.cpu(1), [&](Cpu*, uint64_t c) { d1 = c; });
+        run_to(r, 262'000);  // possibly while the first is under way
+        r.eng->rcu().call_rcu_tasks(r.m.cpu(2), [&](Cpu*, uint64_t c) { d2 = c; });
+        REQUIRE(r.passed(r.m.run()));
+        std::vector<std::pair<uint64_t, int>> seq;
+        for (const Event& e : ev.ev)
+          if (std::string(e.text).rfind("tasks-", 0) == 0) seq.push_back({e.cycle, e.cpu});
+        got.push_back(seq);
+        done_at.push_back(d1);
+        done_at.push_back(d2);
+        CHECK(d1 > 0);
+        CHECK(d2 >= d1);
+      }
+      CHECK(got[0] == got[1]);
+      CHECK(done_at[0] == done_at[2]);
+      CHECK(done_at[1] == done_at[3]);
+    }
+}
