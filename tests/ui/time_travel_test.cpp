@@ -244,3 +244,25 @@ TEST_CASE("A probe script in the debugger: checked after the --probe probes, and
   e.run_to_end();
   CHECK(e.world().script()->performed() == 1);
 }
+
+TEST_CASE("Back one step of the selected CPU: just before its latest step, which is the machine's next step",
+          "[ui][travel]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    INFO(isa_name(isa));
+    Debugger d(ui_kernel(4, 2, isa), {ui_add("p do_fork")});
+    d.go_to_cycle(400'000);
+    for (int cpu : {0, 3}) {
+      REQUIRE(d.step_cpu(cpu));
+      const uint64_t mine = d.world().machine().cpu(cpu).steps(), at = d.position().steps;
+      const uint64_t hash_after = d.state_hash();
+      REQUIRE(d.step_back_cpu(cpu));
+      CHECK(d.world().machine().cpu(cpu).steps() == mine - 1);
+      CHECK(d.position().steps < at);
+      d.step(1);  // the machine's next step is that CPU's
+      CHECK(d.world().machine().cpu(cpu).steps() == mine);
+      // and forward to where it was: the same state
+      d.go_to_steps(at);
+      CHECK(d.state_hash() == hash_after);
+    }
+  }
+}

@@ -287,6 +287,42 @@ bool Debugger::step_back(uint64_t n) {
   return true;
 }
 
+// Back to just before the selected CPU's latest step: the last machine
+// position where that CPU had one step fewer. The CPU's steps only grow
+// with the machine's, so an exponential search back, then a binary one.
+bool Debugger::step_back_cpu(int cpu) {
+  if (cpu < 0 || cpu >= world_->machine().cpu_count()) return false;
+  const uint64_t mine = world_->machine().cpu(cpu).steps(), here_steps = pos_.steps;
+  if (mine == 0 || here_steps == 0) return false;
+  begin_move();
+  auto steps_of_cpu_at = [&](uint64_t s) {
+    go(Target::at_steps(s));
+    return world_->machine().cpu(cpu).steps();
+  };
+  // lo: a position where the CPU has fewer than `mine` steps; hi: one with `mine`.
+  uint64_t hi = here_steps, lo = here_steps, d = 1;
+  for (;;) {
+    lo = here_steps > d ? here_steps - d : 0;
+    if (steps_of_cpu_at(lo) < mine) break;
+    hi = lo;
+    if (lo == 0) {  // (cannot happen: the CPU had no step at the start)
+      end_move();
+      return false;
+    }
+    d *= 2;
+  }
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (steps_of_cpu_at(mid) < mine)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  go(Target::at_steps(lo));
+  end_move();
+  return true;
+}
+
 void Debugger::run_for(uint64_t cycles) {
   if (pos_.ended) return;
   uint64_t c = here() + cycles;

@@ -79,6 +79,7 @@ class Debugger {
   void go_to_steps(uint64_t s);     // forward or back
   void run_to_end();
   bool step_back(uint64_t n = 1);   // n machine steps back (false at step 0)
+  bool step_back_cpu(int cpu);      // back to just before that CPU's latest step
   // Runs on for at most `cycles` cycles (the view's Run button, per frame).
   void run_for(uint64_t cycles);
   // The next / previous event of kind `k` (on `cpu`, or any CPU when -1):

@@ -47,6 +47,11 @@ void draw_control(ViewState& s) {
   move("Step cycle", [&] { return d.step_cycle(), std::string(); });
   ImGui::SameLine();
   move("Back 1", [&] { return d.step_back() ? std::string() : std::string("at the first step"); });
+  ImGui::SameLine();
+  const std::string back_cpu = "Back CPU " + std::to_string(s.selected_cpu);
+  move(back_cpu.c_str(), [&] {
+    return d.step_back_cpu(s.selected_cpu) ? std::string() : std::string("this CPU has made no step yet");
+  });
 
   const auto& names = event_filter_names();
   const std::string& kind = names[static_cast<size_t>(s.event_filter)];
