@@ -13,10 +13,10 @@ Rcu::Rcu(Engine& e) : e_(e) {
   if (const Symbol* s = m.symbols().find("ksim_percpu_switches_offset"); s && e.layout().has_abi)
     m.bus().read_bytes(s->addr, &off_switches_, 8);
   start_switches_.assign(static_cast<size_t>(m.cpu_count()), 0);
-  reported_at_.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
+  sched_.done_at.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
   last_.assign(static_cast<size_t>(m.cpu_count()), Seen{});
-  tasks_done_at_.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
-  reported_.assign(static_cast<size_t>(m.cpu_count()), false);
+  tasks_p_.done_at.assign(static_cast<size_t>(m.cpu_count()), Stamp{});
+  sched_.done.assign(static_cast<size_t>(m.cpu_count()), false);
   noticed_.assign(static_cast<size_t>(m.cpu_count()), false);
   // RCU-tasks: the kernel's thread table (include/kernel/ksim_abi.h).
   if (const Symbol* t = m.symbols().find("ksim_rcu_tasks_abi"); t && e.layout().has_abi) {
@@ -25,7 +25,7 @@ Rcu::Rcu(Engine& e) : e_(e) {
       tasks_ = TasksAbi{w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
   }
   tasks_listed_.assign(static_cast<size_t>(m.cpu_count()), false);
-  tasks_done_.assign(static_cast<size_t>(m.cpu_count()), false);
+  tasks_p_.done.assign(static_cast<size_t>(m.cpu_count()), false);
   holdouts_.resize(static_cast<size_t>(m.cpu_count()));
   last_tasks_.resize(static_cast<size_t>(m.cpu_count()));
   // The kernel's idle loop waits in arch_cpu_idle (arch/<isa>/setup.c).
@@ -46,10 +46,12 @@ uint64_t Rcu::switches(int cpu) const {
 // the global (cycle, CPU) order, whichever was handled first) covers it;
 // one under way since before it may have seen some CPU's quiescent state
 // before the call, so the callback needs the next one.
-void Rcu::call_rcu(Cpu& caller, Callback fn) {
+void Rcu::call_rcu(Cpu& caller, Callback fn) { queue(sched_, caller, std::move(fn), &Rcu::start); }
+
+void Rcu::queue(Period& p, Cpu& caller, Callback fn, Starter start) {
   const Stamp at{caller.cycle(), caller.id()};
-  waiting_.push_back(Waiting{completed_ + (active_ && !(at < start_) ? 2 : 1), std::move(fn), at});
-  if (!active_) start(next_start(last_end_, waiting_));
+  p.waiting.push_back(Waiting{p.completed + (p.active && !(at < p.start) ? 2 : 1), std::move(fn), at});
+  if (!p.active) (this->*start)(next_start(p.last_end, p.waiting));
 }
 
 Rcu::Stamp Rcu::next_start(Stamp end, const std::vector<Waiting>& waiting) {
@@ -61,23 +63,23 @@ Rcu::Stamp Rcu::next_start(Stamp end, const std::vector<Waiting>& waiting) {
 }
 
 void Rcu::start(Stamp at) {
-  active_ = true;
-  ++gp_;
-  start_ = at;
+  sched_.active = true;
+  ++sched_.number;
+  sched_.start = at;
   // Only online CPUs take part (the others run no kernel code and take no
   // interrupt); every CPU notices the new grace period at its next
   // interrupt, as Linux's note_gp_changes().
-  const size_t n = reported_.size();
+  const size_t n = sched_.done.size();
   for (size_t k = 0; k < n; ++k) {
     noticed_[k] = false;
-    reported_[k] = !e_.patcher().online(static_cast<int>(k));
-    reported_at_[k] = at;
+    sched_.done[k] = !e_.patcher().online(static_cast<int>(k));
+    sched_.done_at[k] = at;
   }
-  e_.emit_at(at.cycle, at.cpu, 0, "gp-start", gp_);
+  e_.emit_at(at.cycle, at.cpu, 0, "gp-start", sched_.number);
   // An interrupt stamped after the start but handled before it (host
   // order) is the CPU's next interrupt all the same.
-  for (size_t k = 0; k < n && active_; ++k)
-    if (last_[k].valid && start_ < last_[k].at) observe(k, last_[k]);
+  for (size_t k = 0; k < n && sched_.active; ++k)
+    if (last_[k].valid && sched_.start < last_[k].at) observe(k, last_[k]);
 }
 
 // Each CPU looks only at itself, from its own interrupts (Linux's
@@ -93,11 +95,11 @@ void Rcu::on_interrupt(Cpu& cpu, uint64_t interrupted_pc) {
   s.idle = interrupted_pc >= idle_begin_ && interrupted_pc < idle_end_;
   if (off_switches_) s.switches = switches(cpu.id());
   if (tasks_available()) tasks_interrupt(cpu);
-  if (active_ && start_ < s.at) observe(k, s);
+  if (sched_.active && sched_.start < s.at) observe(k, s);
 }
 
 void Rcu::observe(size_t k, const Seen& s) {
-  if (reported_[k]) return;
+  if (sched_.done[k]) return;
   if (!noticed_[k]) {
     noticed_[k] = true;
     start_switches_[k] = s.switches;
@@ -105,28 +107,26 @@ void Rcu::observe(size_t k, const Seen& s) {
   } else if (!s.idle && s.switches == start_switches_[k]) {
     return;
   }
-  reported_[k] = true;
-  reported_at_[k] = s.at;
-  e_.emit_at(s.at.cycle, s.at.cpu, 0, "rcu-qs", gp_);
-  maybe_end();
+  sched_.done[k] = true;
+  sched_.done_at[k] = s.at;
+  e_.emit_at(s.at.cycle, s.at.cpu, 0, "rcu-qs", sched_.number);
+  maybe_end(sched_, "gp-end", &Rcu::start);
 }
 
-// Every online CPU has reported: the grace period ends at the latest
-// report (its stamp and CPU), and what it covers runs there.
-void Rcu::maybe_end() {
-  Stamp end = start_;
-  for (size_t k = 0; k < reported_.size(); ++k) {
-    if (!reported_[k]) return;
-    if (end < reported_at_[k]) end = reported_at_[k];
+void Rcu::maybe_end(Period& p, const char* end_event, Starter start) {
+  Stamp end = p.start;
+  for (size_t k = 0; k < p.done.size(); ++k) {
+    if (!p.done[k]) return;
+    if (end < p.done_at[k]) end = p.done_at[k];
   }
-  active_ = false;
-  ++completed_;
-  last_end_ = end;
-  e_.emit_at(end.cycle, end.cpu, 0, "gp-end", gp_, end.cycle - start_.cycle);
+  p.active = false;
+  ++p.completed;
+  p.last_end = end;
+  e_.emit_at(end.cycle, end.cpu, 0, end_event, p.number, end.cycle - p.start.cycle);
   // Run what this grace period covers (a callback may queue more).
   Cpu& at = e_.machine().cpu(end.cpu);
-  for (auto& w : take_due(waiting_, completed_)) w.fn(&at, end.cycle);
-  if (!waiting_.empty() && !active_) start(next_start(end, waiting_));
+  for (auto& w : take_due(p.waiting, p.completed)) w.fn(&at, end.cycle);
+  if (!p.waiting.empty() && !p.active) (this->*start)(next_start(end, p.waiting));
 }
 
 std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t completed) {
@@ -137,12 +137,12 @@ std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t com
 }
 
 void Rcu::flush() {
-  std::vector<Waiting> all = std::move(waiting_);
-  waiting_.clear();
-  active_ = false;
-  for (auto& w : tasks_waiting_) all.push_back(std::move(w));
-  tasks_waiting_.clear();
-  tasks_active_ = false;
+  std::vector<Waiting> all = std::move(sched_.waiting);
+  sched_.waiting.clear();
+  sched_.active = false;
+  for (auto& w : tasks_p_.waiting) all.push_back(std::move(w));
+  tasks_p_.waiting.clear();
+  tasks_p_.active = false;
   for (auto& w : all) w.fn(nullptr, 0);
 }
 
@@ -164,31 +164,24 @@ uint64_t Rcu::tasks_qs(uint64_t t) const {
   return v;
 }
 
-void Rcu::call_rcu_tasks(Cpu& caller, Callback fn) {
-  // As call_rcu: a grace period under way may have listed some CPU's tasks
-  // before this call.
-  const Stamp at{caller.cycle(), caller.id()};
-  tasks_waiting_.push_back(
-      Waiting{tasks_completed_ + (tasks_active_ && !(at < tasks_start_) ? 2 : 1), std::move(fn), at});
-  if (!tasks_active_) start_tasks(next_start(tasks_last_end_, tasks_waiting_));
-}
+void Rcu::call_rcu_tasks(Cpu& caller, Callback fn) { queue(tasks_p_, caller, std::move(fn), &Rcu::start_tasks); }
 
 void Rcu::start_tasks(Stamp at) {
-  tasks_active_ = true;
-  ++tasks_gp_;
-  tasks_start_ = at;
+  tasks_p_.active = true;
+  ++tasks_p_.number;
+  tasks_p_.start = at;
   for (int k = 0; k < e_.machine().cpu_count(); ++k) {
     const size_t i = static_cast<size_t>(k);
     tasks_listed_[i] = false;
-    tasks_done_[i] = !e_.patcher().online(k);  // no task of its runs yet
-    tasks_done_at_[i] = at;
+    tasks_p_.done[i] = !e_.patcher().online(k);  // no task of its runs yet
+    tasks_p_.done_at[i] = at;
     holdouts_[i].clear();
   }
-  e_.emit_at(at.cycle, at.cpu, 0, "tasks-gp-start", tasks_gp_);
+  e_.emit_at(at.cycle, at.cpu, 0, "tasks-gp-start", tasks_p_.number);
   // As for RCU-sched: an interrupt stamped after the start but handled
   // before it lists that CPU's tasks, from what the CPU saw then.
-  for (size_t k = 0; k < last_tasks_.size() && tasks_active_; ++k)
-    if (!tasks_done_[k] && last_tasks_[k].valid && at < last_tasks_[k].at) tasks_observe(k, last_tasks_[k]);
+  for (size_t k = 0; k < last_tasks_.size() && tasks_p_.active; ++k)
+    if (!tasks_p_.done[k] && last_tasks_[k].valid && at < last_tasks_[k].at) tasks_observe(k, last_tasks_[k]);
 }
 
 // This CPU's tasks on a run queue and their voluntary-switch counts, read
@@ -215,7 +208,7 @@ void Rcu::tasks_seen(Cpu& cpu, TasksSeen& seen) const {
 void Rcu::tasks_interrupt(Cpu& cpu) {
   const size_t i = static_cast<size_t>(cpu.id());
   tasks_seen(cpu, last_tasks_[i]);
-  if (tasks_active_ && !tasks_done_[i] && tasks_start_ < last_tasks_[i].at) tasks_observe(i, last_tasks_[i]);
+  if (tasks_p_.active && !tasks_p_.done[i] && tasks_p_.start < last_tasks_[i].at) tasks_observe(i, last_tasks_[i]);
 }
 
 void Rcu::tasks_observe(size_t i, const TasksSeen& seen) {
@@ -223,7 +216,7 @@ void Rcu::tasks_observe(size_t i, const TasksSeen& seen) {
   if (!tasks_listed_[i]) {
     tasks_listed_[i] = true;
     hold = seen.on_rq;
-    e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-holdouts", tasks_gp_, hold.size());
+    e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-holdouts", tasks_p_.number, hold.size());
   } else {
     std::erase_if(hold, [&](const Holdout& h) {
       for (const Holdout& now : seen.on_rq)
@@ -232,25 +225,10 @@ void Rcu::tasks_observe(size_t i, const TasksSeen& seen) {
     });
   }
   if (!hold.empty()) return;
-  tasks_done_[i] = true;
-  tasks_done_at_[i] = seen.at;
-  e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-qs", tasks_gp_);
-  maybe_end_tasks();
-}
-
-void Rcu::maybe_end_tasks() {
-  Stamp end = tasks_start_;
-  for (size_t k = 0; k < tasks_done_.size(); ++k) {
-    if (!tasks_done_[k]) return;
-    if (end < tasks_done_at_[k]) end = tasks_done_at_[k];
-  }
-  tasks_active_ = false;
-  ++tasks_completed_;
-  tasks_last_end_ = end;
-  e_.emit_at(end.cycle, end.cpu, 0, "tasks-gp-end", tasks_gp_, end.cycle - tasks_start_.cycle);
-  Cpu& at = e_.machine().cpu(end.cpu);
-  for (auto& w : take_due(tasks_waiting_, tasks_completed_)) w.fn(&at, end.cycle);
-  if (!tasks_waiting_.empty() && !tasks_active_) start_tasks(next_start(end, tasks_waiting_));
+  tasks_p_.done[i] = true;
+  tasks_p_.done_at[i] = seen.at;
+  e_.emit_at(seen.at.cycle, seen.at.cpu, 0, "tasks-qs", tasks_p_.number);
+  maybe_end(tasks_p_, "tasks-gp-end", &Rcu::start_tasks);
 }
 
 }  // namespace ksim::kprobes

@@ -62,13 +62,13 @@ class Rcu {
   bool tasks_available() const { return tasks_.threads != 0; }
   // Runs `fn` after a full RCU-tasks grace period from now.
   void call_rcu_tasks(Cpu& caller, Callback fn);
-  uint64_t tasks_completed() const { return tasks_completed_; }
-  size_t tasks_pending() const { return tasks_waiting_.size(); }
+  uint64_t tasks_completed() const { return tasks_p_.completed; }
+  size_t tasks_pending() const { return tasks_p_.waiting.size(); }
   // An interrupt on `cpu` that interrupted `interrupted_pc`: its report.
   void on_interrupt(Cpu& cpu, uint64_t interrupted_pc);
   // Callbacks still waiting (the run ended first, say).
-  size_t pending() const { return waiting_.size(); }
-  uint64_t completed() const { return completed_; }
+  size_t pending() const { return sched_.waiting.size(); }
+  uint64_t completed() const { return sched_.completed; }
   // Runs every waiting callback at once (the run is over).
   void flush();
 
@@ -79,13 +79,30 @@ class Rcu {
     bool operator<(const Stamp& o) const { return cycle != o.cycle ? cycle < o.cycle : cpu < o.cpu; }
   };
   struct Waiting {
-    uint64_t after;  // runs when completed_ reaches this
+    uint64_t after;  // runs when its flavour's `completed` reaches this
     Callback fn;
     Stamp at;        // when it was queued
   };
   // The stamp a new grace period starts at: not before the last one ended,
   // nor before the earliest callback still waiting was queued.
   static Stamp next_start(Stamp end, const std::vector<Waiting>& waiting);
+  // One flavour's grace periods (RCU-sched, RCU-tasks): the one under way,
+  // which CPUs are done with it and when, and the callbacks waiting.
+  struct Period {
+    bool active = false;
+    uint64_t number = 0, completed = 0;
+    Stamp start, last_end;
+    std::vector<bool> done;
+    std::vector<Stamp> done_at;
+    std::vector<Waiting> waiting;
+  };
+  using Starter = void (Rcu::*)(Stamp);
+  // call_rcu for a flavour (`start` begins its next grace period).
+  void queue(Period& p, Cpu& caller, Callback fn, Starter start);
+  // Every online CPU done: the grace period ends at the latest CPU's stamp,
+  // on that CPU; its callbacks run there, and the next one starts if
+  // callbacks wait. `end_event`: gp-end or tasks-gp-end.
+  void maybe_end(Period& p, const char* end_event, Starter start);
   // A CPU's latest interrupt, as RCU-sched saw it.
   struct Seen {
     bool valid = false, idle = false;
@@ -95,9 +112,7 @@ class Rcu {
   uint64_t switches(int cpu) const;
   void start(Stamp at);
   void observe(size_t k, const Seen& s);
-  void maybe_end();
   void start_tasks(Stamp at);
-  void maybe_end_tasks();
   void tasks_interrupt(Cpu& cpu);
   // A thread of CPU `cpu`: its address, whether it is on a run queue, and
   // its count of voluntary passes through the scheduler.
@@ -107,15 +122,11 @@ class Rcu {
   static std::vector<Waiting> take_due(std::vector<Waiting>& from, uint64_t completed);
   Engine& e_;
   uint64_t off_switches_ = 0;
-  bool active_ = false;
-  uint64_t gp_ = 0, completed_ = 0;
-  Stamp start_, last_end_;
+  Period sched_;
   std::vector<uint64_t> start_switches_;
-  std::vector<bool> reported_, noticed_;
-  std::vector<Stamp> reported_at_;
+  std::vector<bool> noticed_;
   std::vector<Seen> last_;
   uint64_t idle_begin_ = 0, idle_end_ = 0;  // the kernel's arch_cpu_idle
-  std::vector<Waiting> waiting_;
 
   // RCU-tasks: the kernel's table (ksim_abi.h), then the grace period.
   struct TasksAbi {
@@ -135,13 +146,9 @@ class Rcu {
   void tasks_seen(Cpu& cpu, TasksSeen& out) const;
   void tasks_observe(size_t i, const TasksSeen& seen);
   std::vector<TasksSeen> last_tasks_;
-  bool tasks_active_ = false;
-  uint64_t tasks_gp_ = 0, tasks_completed_ = 0;
-  Stamp tasks_start_, tasks_last_end_;
-  std::vector<bool> tasks_listed_, tasks_done_;
-  std::vector<Stamp> tasks_done_at_;
+  Period tasks_p_;
+  std::vector<bool> tasks_listed_;
   std::vector<std::vector<Holdout>> holdouts_;
-  std::vector<Waiting> tasks_waiting_;
 };
 
 }  // namespace ksim::kprobes
