@@ -73,6 +73,11 @@ struct ProbeInsn {
   // The step ends at this offset in the slot: the breakpoint after the copy
   // (modern x86, RV64), or -1 when a #DB ends it (classic x86).
   int8_t step_end = -1;
+  // The kprobe-booster's tristate (the OLS 2006 paper, 6.3): -1 never
+  // boosted, 0 boostable but not ready (no jump back in the slot yet),
+  // 1 ready (the slot ends with a jump back to addr + len, so a hit with
+  // no post handler runs the copy and returns with no second trap).
+  int8_t boostable = -1;
   std::string text;            // disassembly, for events and the debugger
   // Arch-private facts (decoded operands, fixup class), opaque to the engine.
   uint32_t op = 0;
@@ -115,6 +120,15 @@ class Arch {
   virtual int build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why) const = 0;
   // Bytes per slot the engine allocates (x86: 16 = MAX_INSN_SIZE + int3).
   virtual unsigned slot_size() const = 0;
+  // The kprobe-booster: the jump from the end of the copy in `slot` back to
+  // the instruction after the probed one (x86: jmp rel32), written after
+  // the first step of a boostable instruction (classic mode) or at slot
+  // build (modern mode). False where the ISA has no booster (RV64, as
+  // mainline Linux) or the jump cannot be encoded.
+  virtual bool boost_jump(const ProbeInsn& pi, uint64_t slot, uint8_t* out, unsigned& len) const {
+    (void)pi, (void)slot, (void)out, (void)len;
+    return false;
+  }
   // Whether `bytes` (at least 4 readable) start with a breakpoint
   // instruction of this ISA (int3; ebreak or c.ebreak).
   virtual bool is_breakpoint(const uint8_t* bytes) const = 0;

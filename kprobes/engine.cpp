@@ -125,6 +125,10 @@ GuestLayout Engine::find_layout() const {
     }
   }
   g.ipi_work = addr_of("ksim_kprobes_ipi");
+  if (const Symbol* pre = syms.find("ksim_kernel_preempt")) {
+    uint64_t v = 0;
+    g.preemptible = bus_.read_bytes(pre->addr, &v, 8) && v != 0;
+  }
   return g;
 }
 
@@ -254,9 +258,20 @@ void Engine::point_patched(ProbePoint& p) {
   rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep, r = readers()](Cpu* at, uint64_t cycle) {
     if (at) check_readers(r, keep->addr, cycle);  // (not when the run is over and flush() runs it)
     if (!keep->removed || keep->armed || keep->retired) return;
-    const uint64_t slot = keep->slot;
-    retire(*keep, false, true);
-    if (slot && at) emit_at(cycle, at->id(), slot, "slot-free", slot);
+    auto free_it = [this, keep](Cpu* at2, uint64_t cycle2) {
+      if (!keep->removed || keep->armed || keep->retired) return;
+      const uint64_t slot = keep->slot;
+      retire(*keep, false, true);
+      if (slot && at2) emit_at(cycle2, at2->id(), slot, "slot-free", slot);
+    };
+    // A boosted slot on a preemptible kernel: a task preempted in it has
+    // passed RCU-sched quiescent states; only RCU-tasks waits for it.
+    if (at && keep->boosted_hits && layout_.preemptible && rcu_->tasks_available()) {
+      emit_at(cycle, at->id(), keep->addr, "synchronize_rcu_tasks");
+      rcu_->call_rcu_tasks(*at, free_it);
+    } else {
+      free_it(at, cycle);
+    }
   });
 }
 
@@ -286,6 +301,10 @@ void Engine::retire(ProbePoint& p, bool reclaim_now, bool after_gp) {
   if (auto it = table_.find(p.addr); it != table_.end() && it->second.get() == &p) table_.erase(it);
   if (p.slot && after_gp) {
     unfilled_.push_back(p.slot);
+  } else if (p.slot && p.boosted_hits && slot_grace_) {
+    // A boosted slot a CPU has entered: it may still be in it (or
+    // interrupted in it) with no trace in the engine's bookkeeping.
+    free_boosted_slot(p.slot, p.addr);
   } else if (p.slot) {
     // Broken on purpose (ksim race slot-reuse): no grace period, as if no
     // CPU could be stepping in the slot.
@@ -408,6 +427,8 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
   if (auto it = table_.find(addr); it != table_.end()) {
     point = it->second;  // an aggregate: share the breakpoint and the slot
     point->removed = false;  // (its last probe's removal was still being patched)
+    if (kp.post_handler && point->insn.boostable == 1)
+      if (int e = unboost(*point)) return e;
     if (rec->type == ProbeRec::Type::j)
       for (auto& r : point->probes)
         if (r->type == ProbeRec::Type::j)
@@ -423,6 +444,10 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
       refill_slots(as_caller());
       uint64_t slot = slots_.alloc(cpus_);
       if (!slot) return fail(kENOMEM, "no free instruction slot (" + std::to_string(slots_.capacity()) + " in use or waiting)");
+      // Modern mode builds a boosted slot now, for a probe with no post
+      // handler while boosting is on; classic mode boosts after a step.
+      if (mode_ == StepMode::modern && point->insn.boostable == 0 && (!boosting() || kp.post_handler || step_in_place_))
+        point->insn.boostable = -1;
       if (int e = arch_->build_slot(point->insn, slot, mode_, why); e < 0) {
         slots_.free(slot, cpus_);
         return fail(-e, m_.symbols().format(addr) + ": " + why);
@@ -590,6 +615,95 @@ std::vector<uint8_t> Engine::breakpoint_cell() const {
   const unsigned n = arch_->breakpoint_bytes(bp);
   for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
   return cell;
+}
+
+// --- The kprobe-booster ---------------------------------------------------------
+
+bool Engine::boosting() const {
+  if (!boost_) return false;
+  // On a preemptible kernel a task may be preempted inside a boosted slot;
+  // its slot may be reused only after an RCU-tasks grace period.
+  return !layout_.preemptible || rcu_->tasks_available();
+}
+
+void Engine::set_boost(bool on) {
+  boost_ = on;
+  if (on) return;
+  std::vector<uint64_t> addrs;  // address order: deterministic events and costs
+  for (auto& [a, p] : table_)
+    if (p->insn.boostable == 1 && mode_ == StepMode::modern) addrs.push_back(a);
+  std::sort(addrs.begin(), addrs.end());
+  for (uint64_t a : addrs) unboost(*table_[a]);
+}
+
+// Linux 5.13+ decides at registration: a point with a post handler is
+// stepped, so its slot ends with the int3; a post handler added to a
+// boosted point later moves the point to such a slot.
+int Engine::unboost(ProbePoint& p) {
+  if (p.insn.boostable != 1 || mode_ != StepMode::modern || !p.slot) return 0;
+  refill_slots(as_caller());
+  const uint64_t slot = slots_.alloc(cpus_);
+  if (!slot) return fail(kENOMEM, "no free instruction slot to step " + m_.symbols().format(p.addr) + " in");
+  ProbeInsn insn = p.insn;
+  insn.boostable = -1;
+  std::string why;
+  if (int e = arch_->build_slot(insn, slot, mode_, why); e < 0) {
+    slots_.free(slot, cpus_);
+    return fail(-e, m_.symbols().format(p.addr) + ": " + why);
+  }
+  std::vector<uint8_t> cell = breakpoint_cell();
+  std::memcpy(cell.data(), insn.slot_bytes, insn.slot_len);
+  bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
+  if (!patcher_->deferring()) see_text_now();
+  const uint64_t old = p.slot;
+  p.insn = insn;
+  p.slot = slot;
+  emit(m_.cpu(caller_cpu_), p.addr, "unboost", slot, old);
+  if (p.boosted_hits && slot_grace_) {
+    free_boosted_slot(old, p.addr);
+  } else {
+    static const std::vector<CtlBlk> kNobody;
+    slots_.free(old, slot_grace_ ? cpus_ : kNobody);
+  }
+  p.boosted_hits = 0;
+  return 0;
+}
+
+void Engine::free_boosted_slot(uint64_t slot, uint64_t addr) {
+  if (!rcu_->available()) {
+    quarantine_.push_back(slot);
+    ++stats_.boost_quarantined;
+    return;
+  }
+  emit(m_.cpu(caller_cpu_), addr, "synchronize_rcu");
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, slot, addr](Cpu* at, uint64_t cycle) {
+    auto done = [this, slot](Cpu* at2, uint64_t cycle2) {
+      unfilled_.push_back(slot);
+      if (at2) emit_at(cycle2, at2->id(), slot, "slot-free", slot);
+    };
+    if (at && layout_.preemptible && rcu_->tasks_available()) {
+      emit_at(cycle, at->id(), addr, "synchronize_rcu_tasks");
+      rcu_->call_rcu_tasks(*at, done);
+    } else {
+      done(at, cycle);
+    }
+  });
+}
+
+// The run is over: quarantined boosted slots come back, except one a CPU
+// has stopped in (a debugger may run on from there).
+void Engine::release_quarantine() {
+  std::vector<uint64_t> keep;
+  for (uint64_t s : quarantine_) {
+    bool in_use = false;
+    for (int c = 0; c < m_.cpu_count(); ++c)
+      in_use |= m_.cpu(c).pc() >= s && m_.cpu(c).pc() < s + arch_->slot_size();
+    if (in_use)
+      keep.push_back(s);
+    else
+      unfilled_.push_back(s);
+  }
+  quarantine_.swap(keep);
 }
 
 void Engine::refill_slots(const Accessor& who) {

@@ -60,6 +60,7 @@ struct ProbePoint {
   bool removed = false;   // unregistered (in-flight hits may still hold it)
   bool queued = false;    // a patching job will bring its text to what is wanted
   bool retired = false;   // out of the table, its slot given back
+  uint64_t boosted_hits = 0;  // hits that ran the slot with no trap to end them
   std::vector<std::shared_ptr<ProbeRec>> probes;
   bool all_disabled() const;
 };
@@ -76,6 +77,8 @@ struct GuestLayout {
   // Text patching protocols (kprobes/patching.hpp): the per-CPU IPI request
   // word (ksim_kernel_abi) and the guest's ksim_kprobes_ipi landing point.
   uint64_t off_ipi_pending = 0, ipi_work = 0;
+  // ksim_kernel_preempt: a task may be preempted inside a boosted slot.
+  bool preemptible = false;
   bool can_patch_by_protocol() const { return has_abi && off_ipi_pending && ipi_work; }
 };
 
@@ -95,6 +98,10 @@ struct EngineStats {
   // Kretprobe instances of unregistered kretprobes freed by call_rcu, and
   // those still waiting for their grace period.
   uint64_t instances_freed = 0, instances_pending = 0;
+  // The kprobe-booster: hits that ran their slot with no second trap, and
+  // boosted slots waiting for the end of the run to be reused (freed with
+  // no grace period to cover a CPU still in them).
+  uint64_t boosted = 0, boost_quarantined = 0;
 };
 
 // How probe hits on different CPUs synchronise (docs/KPROBES.md, "Locking").
@@ -202,6 +209,15 @@ class Engine final : public HostAgent {
   // as not a kprobe's, instead of re-executing the original instruction.
   void set_stray_as_foreign(bool on) { stray_as_foreign_ = on; }
 
+  // The kprobe-booster (x86; docs/KPROBES_X86.md, "Boosting"): on by
+  // default, as in Linux. boosting() says whether hits are boosted now:
+  // on a preemptible kernel only when boosted slots can wait for an
+  // RCU-tasks grace period.
+  // Turning it off moves modern mode's boosted points to stepping slots
+  // (their slots end with a jump, not the int3 a step needs).
+  void set_boost(bool on);
+  bool boost() const { return boost_; }
+  bool boosting() const;
   // Set before the run (the lock is part of the hit path's state).
   void set_locking(Locking l) { locking_ = l; }
   Locking locking() const { return locking_; }
@@ -240,6 +256,7 @@ class Engine final : public HostAgent {
   void finish_patching() {
     patcher_->flush();
     rcu_->flush();
+    release_quarantine();
     refill_slots(as_caller());
   }
   const Patcher& patcher() const { return *patcher_; }
@@ -321,6 +338,19 @@ class Engine final : public HostAgent {
   void do_lookup(Cpu& cpu, CtlBlk& cb);
   HookResult do_pre(Cpu& cpu, CtlBlk& cb);
   void start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p);
+  // The booster: whether this hit of `p` runs its slot with no step trap,
+  // and doing so; the jump back appended after a first classic step; a
+  // boosted point that gets a post handler moves to a stepping slot.
+  bool boost_now(const ProbePoint& p) const;
+  void step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p);
+  void prepare_boost(Cpu& cpu, ProbePoint& p);
+  int unboost(ProbePoint& p);
+  // A boosted slot some CPU has entered, no longer used: after RCU-sched
+  // (and RCU-tasks on a preemptible kernel) grace periods, or, in a guest
+  // with no RCU, held until the run ends.
+  void free_boosted_slot(uint64_t slot, uint64_t addr);
+  void release_quarantine();
+  std::vector<uint64_t> quarantine_;
   HookResult do_post(Cpu& cpu, CtlBlk& cb);
   void reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p);
   HookResult stop(const std::string& why);
@@ -356,6 +386,7 @@ class Engine final : public HostAgent {
   bool step_in_place_ = false;
   bool slot_grace_ = true;
   bool stray_as_foreign_ = false;
+  bool boost_ = true;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }
   int lock_owner_ = -1;
   uint64_t lock_free_at_ = 0;

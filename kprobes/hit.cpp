@@ -2,6 +2,7 @@
 // the single-step handlers, reenter_kprobe and kprobe_fault_handler do,
 // split into phases with scheduling points between them (see engine.hpp).
 #include <algorithm>
+#include <cstring>
 
 #include "cpu/timing.hpp"
 #include "kprobes/engine.hpp"
@@ -271,12 +272,23 @@ void Engine::reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p)
   ++stats_.misses;
   ++stats_.reentries;
   ++cb.reentries;
+  cpu.add_cycles(timing::kKprobeLookupCycles);
+  if (boost_now(*p)) {
+    // A boosted probe reentered runs its slot in the interrupted probe's
+    // context, which stays current (Linux's setup_singlestep).
+    ++stats_.boosted;
+    ++p->boosted_hits;
+    emit(cpu, p->addr, "boost", p->slot);
+    cpu.set_pc(p->slot);
+    arch_->restore(cpu, cb.trap_flags);
+    cpu.add_cycles(timing::kKprobeResumeCycles);
+    return;
+  }
   cb.prev = PrevKprobe{cb.current, cb.status, cb.flags};
   cb.current = p;
   cb.status = KStatus::reenter;
   cb.flags = cb.trap_flags;
   emit(cpu, p->addr, status_name(cb.status));
-  cpu.add_cycles(timing::kKprobeLookupCycles);
   start_step(cpu, cb, *p);
 }
 
@@ -319,7 +331,7 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
   const uint64_t cost = handlers * timing::kKprobeHandlerCycles;
   if (!redirected) {
     cpu.add_cycles(cost);
-    start_step(cpu, cb, *p);
+    step_or_boost(cpu, cb, *p);
     return HookResult::handled;
   }
   if (cb.jprobe_active) {
@@ -344,6 +356,60 @@ HookResult Engine::do_pre(Cpu& cpu, CtlBlk& cb) {
 }
 
 // --- Step or emulate -----------------------------------------------------------------
+
+// A boosted hit (the OLS 2006 paper, 6.1): the slot holds the copy and a
+// jump back, the probe has no post handler, so the CPU leaves the engine
+// straight into the slot with its own flags back; no second trap.
+bool Engine::boost_now(const ProbePoint& p) const {
+  if (p.insn.boostable != 1 || !p.slot || step_in_place_) return false;
+  // Modern mode's boosted slot ends with the jump: it can only be boosted.
+  if (mode_ == StepMode::modern) return true;
+  // Classic mode steps a point being removed (its slot is freed as a
+  // stepped one's) or when boosting is off.
+  if (!boost_ || p.removed) return false;
+  for (const auto& r : p.probes)
+    if (!r->disabled && r->user && r->type == ProbeRec::Type::k && r->user->post_handler) return false;
+  return true;
+}
+
+void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
+  if (!boost_now(p)) {
+    start_step(cpu, cb, p);
+    return;
+  }
+  if (p.removed && !p.armed) {
+    // Removed and its original bytes back: the slot may already wait for
+    // reuse, and leaving for it would end this CPU's read-side section
+    // before it is out of the slot. The original instruction runs in
+    // place instead (as after a stray trap).
+    emit(cpu, p.addr, "reexecute", p.addr);
+    leave(cpu, cb, p.addr);
+    cpu.add_cycles(timing::kKprobeResumeCycles);
+    return;
+  }
+  ++stats_.boosted;
+  ++p.boosted_hits;
+  emit(cpu, p.addr, "boost", p.slot);
+  leave(cpu, cb, p.slot);
+  cpu.add_cycles(timing::kKprobeResumeCycles);
+}
+
+// Classic mode's lazy boosting: the first step showed where the copy ends
+// (the CPU stopped right after it), so the jump back goes there.
+void Engine::prepare_boost(Cpu& cpu, ProbePoint& p) {
+  uint8_t jmp[16];
+  unsigned n = 0;
+  if (!boosting() || !arch_->boost_jump(p.insn, p.slot, jmp, n) || p.insn.len + n > arch_->slot_size()) {
+    p.insn.boostable = -1;
+    return;
+  }
+  bus_.write_bytes(p.slot + p.insn.len, jmp, n, Accessor{cpu.id(), cpu.cycle()});
+  std::memcpy(p.insn.slot_bytes + p.insn.len, jmp, n);
+  p.insn.slot_len = static_cast<uint8_t>(p.insn.len + n);
+  p.insn.boostable = 1;
+  emit(cpu, p.addr, "boost-ready", p.slot);
+  cpu.add_cycles(timing::kTextPokeCycles);
+}
 
 void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
   if (cb.status != KStatus::reenter) cb.status = KStatus::hit_ss;
@@ -372,7 +438,14 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
 
 HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {
   ProbePoint& p = *cb.current;
+  const uint64_t stepped_to = cpu.pc();
   arch_->finish_step(cpu, bus_, p.insn, step_base(p), cb.flags);
+  if (mode_ == StepMode::classic && p.insn.boostable == 0 && !step_in_place_) {
+    if (stepped_to == p.slot + p.insn.len)
+      prepare_boost(cpu, p);
+    else
+      p.insn.boostable = -1;  // the copy went elsewhere (a taken branch): never boosted
+  }
   if (step_in_place_ && wants_breakpoint(p)) write_point(p, true, Accessor{cpu.id(), cpu.cycle()});  // re-arm
   cb.resume_pc = cpu.pc();
   emit(cpu, p.addr, "step-done", cb.resume_pc);

@@ -68,7 +68,7 @@ HookResult Engine::do_jprobe_return(Cpu& cpu, CtlBlk& cb) {
   cb.jprobe_active = false;
   emit(cpu, cb.current->addr, "jprobe-return");
   cpu.add_cycles(timing::kJprobeRestoreCycles);
-  start_step(cpu, cb, *cb.current);
+  step_or_boost(cpu, cb, *cb.current);
   return HookResult::handled;
 }
 

@@ -26,6 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
+  int kprobes_boost = 1;
   std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
@@ -72,6 +73,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"),
        "how x86 steps a probed instruction: modern (int3 after the copy, emulation; Linux 5.13+) or classic "
        "(trap flag and fixups; the 2006 paper)")
+      ("kprobes-boost", po::value(&kprobes_boost)->default_value(1),
+       "the x86 kprobe-booster (docs/KPROBES_X86.md): 1 (default, as Linux) runs a hit with no post handler "
+       "from its slot with a jump back and no second trap; 0 always steps")
       ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"),
        "how probe hits on different CPUs synchronise: rcu (per-CPU state, lock-free lookup; Linux since 2.6.13) "
        "or spinlock (one global kprobe_lock around every hit's handler path, as Linux 2.6.9; the 2006 paper's "
@@ -101,6 +105,7 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError{"--kprobes-mode must be modern or classic"};
   if (kprobes_mode == "classic" && isa != Isa::x86_64)
     throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
+  if (kprobes_boost != 0 && kprobes_boost != 1) throw UsageError{"--kprobes-boost must be 0 or 1"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
     throw UsageError{"--kprobes-locking must be rcu or spinlock"};
   kprobes::Patching patching = kprobes::default_patching(isa);
@@ -186,6 +191,7 @@ int cmd_run(const std::vector<std::string>& args) {
     engine = std::make_unique<kprobes::Engine>(
         m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
     engine->set_locking(kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu);
+    engine->set_boost(kprobes_boost == 1);
     engine->set_patching(patching);
     session = std::make_unique<kprobes::ProbeSession>(*engine, [&](const std::string& line) {
       if (!console_ends_with_newline) std::fputc('\n', stdout);

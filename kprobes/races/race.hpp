@@ -58,7 +58,12 @@ MachineConfig machine_config(const Options& o);
 // made by CPU 0 (a probe script, and custom engine work) up to `until`.
 struct Setup {
   kprobes::StepMode mode = kprobes::StepMode::modern;
+  // The kprobe-booster: off unless the scenario is about it (the races of
+  // stepping out of line need the step).
+  bool boost = false;
   std::function<void(kprobes::Engine&)> configure;
+  // The engine as the scenario wants it: the booster, then `configure`.
+  void apply(kprobes::Engine& e) const;
   std::vector<std::string> probes;
   std::string script;
   std::vector<kprobes::events::ProbeOp> extra;  // Kind::custom

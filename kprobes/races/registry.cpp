@@ -68,12 +68,17 @@ Rig::Rig(const ElfImage& kernel, const Options& o) : m(machine_config(o)) {
   m.events().add(trace.get());
 }
 
+void Setup::apply(kprobes::Engine& e) const {
+  e.set_boost(boost);
+  if (configure) configure(e);
+}
+
 Outcome run(const Scenario& sc, const ElfImage& kernel, const Options& o) {
   Rig rig(kernel, o);
   Machine& m = rig.m;
   const Setup setup = sc.setup(m, o);
   kprobes::Engine eng(m, setup.mode);
-  if (setup.configure) setup.configure(eng);
+  setup.apply(eng);
   kprobes::ProbeSession session(eng, nullptr);
   for (const std::string& p : setup.probes) session.add(p);
   std::vector<kprobes::events::ProbeOp> ops = kprobes::events::parse_probe_script(setup.script, setup.name, eng.arch());

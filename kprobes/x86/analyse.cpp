@@ -215,6 +215,10 @@ int analyse_insn(const TextReader& text, uint64_t addr, const Symbol* func, Step
   out.bp_len = 1;
   out.step_end = mode == StepMode::modern ? static_cast<int8_t>(out.len) : -1;
   out.text = text_of;
+  // Boostable (0) if stepped and can_boost says so; whether a slot gets the
+  // jump back is decided when it is built (modern) or after the first
+  // step (classic).
+  out.boostable = out.kind == ProbeInsn::Kind::step && can_boost(buf, d.z.length) ? 0 : -1;
   pack(f, out);
   return 0;
 }

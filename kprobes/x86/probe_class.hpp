@@ -78,6 +78,11 @@ uint64_t saved_flag_bits();
 inline constexpr uint64_t kStiShadowPending = 1ull << 63;
 
 // --- Per-file entry points ---------------------------------------------------
+// boost.cpp: Linux's can_boost (the copy plus a jmp back runs as the
+// original would in place, and fits the slot), and a jmp rel32 from `at`
+// to `target` by Zydis's encoder (5 bytes).
+bool can_boost(const uint8_t* bytes, unsigned len);
+bool encode_jmp(uint64_t at, uint64_t target, uint8_t* out, unsigned& len);
 int analyse_insn(const TextReader& text, uint64_t addr, const Symbol* func, StepMode mode, ProbeInsn& out,
                  std::string& why);
 int build_slot_for(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why);

@@ -3,7 +3,11 @@
 // how a step through it starts and ends.
 //
 //   modern:  [copy][int3]  the int3 at slot + len ends the step
-//   classic: [copy]        RFLAGS.TF makes the CPU raise #DB after the copy
+//            [copy][jmp]   boosted (boostable was 0 when built): a jmp rel32
+//                          back to addr + len, no step (Linux 5.13+'s
+//                          prepare_singlestep)
+//   classic: [copy]        RFLAGS.TF makes the CPU raise #DB after the copy;
+//                          the engine appends the jmp after the first step
 #include <cstdio>
 #include <cstring>
 
@@ -42,7 +46,14 @@ int build_slot_for(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why
   if (f.classic) {
     pi.slot_len = pi.len;
     pi.step_end = -1;
+  } else if (unsigned n = 0;
+             pi.boostable == 0 && encode_jmp(slot + pi.len, pi.addr + pi.len, pi.slot_bytes + pi.len, n)) {
+    // (A jump back out of rel32 reach: not boosted, stepped as usual.)
+    pi.boostable = 1;
+    pi.slot_len = static_cast<uint8_t>(pi.len + n);
+    pi.step_end = -1;  // never stepped: the engine gives it a new slot first
   } else {
+    if (pi.boostable == 0) pi.boostable = -1;
     pi.slot_bytes[pi.len] = kInt3;
     pi.slot_len = static_cast<uint8_t>(pi.len + 1);
     pi.step_end = static_cast<int8_t>(pi.len);

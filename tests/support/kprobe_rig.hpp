@@ -74,6 +74,10 @@ struct KprobeRig {
         }()) {
     m.load(image);
     eng = std::make_unique<kprobes::Engine>(m, mode);
+    // The engine boosts by default (as Linux); most tests here are about
+    // stepping out of line and its protocols, written before the booster:
+    // they opt in (tests/kprobes_boost_test.cpp, the probe-script churn).
+    eng->set_boost(false);
   }
   Isa isa() const { return image.isa; }
   uint64_t sym(const char* name) const {

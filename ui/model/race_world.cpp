@@ -12,7 +12,7 @@ RaceWorld race_world(const race::Scenario& sc, const race::Options& o, std::shar
     w.setup = sc.setup(m, o);
   }
   w.spec.mode = w.setup.mode;
-  w.spec.configure = w.setup.configure;
+  w.spec.configure = [setup = w.setup](kprobes::Engine& e) { setup.apply(e); };
   w.spec.script = w.setup.script;
   w.spec.script_file = w.setup.name;
   w.spec.extra_ops = w.setup.extra;

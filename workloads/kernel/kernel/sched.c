@@ -36,6 +36,10 @@ const struct ksim_rcu_tasks_abi ksim_rcu_tasks_abi __used = {
     .state_running = THREAD_RUNNING,
     .state_runnable = THREAD_RUNNABLE,
 };
+/* Whether a task can be preempted (CONFIG_PREEMPT): the host's kprobe
+ * booster then frees boosted slots only after an RCU-tasks grace period,
+ * since a task may be stopped inside one (ksim_abi.h). */
+const unsigned long ksim_kernel_preempt __used = IS_ENABLED_PREEMPT;
 static char thread_stacks[CONFIG_MAX_CPUS][CONFIG_THREADS_PER_CPU][CONFIG_THREAD_STACK_SIZE]
     __section(".bss.kstacks") __aligned(16);
 /* Boot stacks, one per CPU: the arch boot code puts CPU n's sp at the top

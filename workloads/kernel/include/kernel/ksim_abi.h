@@ -57,4 +57,9 @@ struct ksim_rcu_tasks_abi {
 
 extern const struct ksim_rcu_tasks_abi ksim_rcu_tasks_abi;
 
+/* 1 with CONFIG_PREEMPT, else 0 (symbol `ksim_kernel_preempt`): a task may
+ * be preempted anywhere, inside a boosted kprobe slot too. An image
+ * without it is taken as not preemptible. */
+extern const unsigned long ksim_kernel_preempt;
+
 #endif
