@@ -9,6 +9,11 @@
 //   k   a kprobe (empty pre_handler)      r   a kretprobe (empty handler)
 //   kr  both (an aggregate at the entry)   j   a jprobe (guest handler)
 //   jr  a kretprobe and a jprobe
+// and with the boosters, which are off in the others (the breakpoint
+// kretprobe trampoline, every hit stepped):
+//   b   a boosted kprobe (x86)             rb  a kretprobe with a boosted entry
+//                                              (x86) and the trap-free
+//                                              rethook trampoline (both)
 // Counters:
 //   sim_cycles_per_hit  (probed cycles - unprobed cycles) / calls: the
 //                       guest time a hit costs under cpu/timing.hpp
@@ -46,12 +51,14 @@ struct Outcome {
 };
 
 // One full run of probe_bench with the probes of `variant` ("" = none).
-Outcome run_once(Isa isa, const std::string& variant, StepMode mode) {
+Outcome run_once(Isa isa, const std::string& variant, StepMode mode, bool boost) {
   MachineConfig cfg;
   cfg.isa = isa;
   Machine m(cfg);
   m.load(bench_guest(isa));
   Engine eng(m, mode);
+  eng.set_boost(boost);
+  eng.set_rethook(boost);
   Kprobe k;
   Kretprobe r;
   Jprobe j;
@@ -88,12 +95,12 @@ Outcome run_once(Isa isa, const std::string& variant, StepMode mode) {
 // Each iteration runs the unprobed guest and the probed one back to back;
 // the host cost per hit is the difference of the fastest run of each
 // (interleaving them keeps host frequency and cache effects out of it).
-void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode mode) {
+void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode mode, bool boost = false) {
   Outcome base, last;
   double best_base = 1e30, best_probed = 1e30;
   for (auto _ : state) {
-    base = run_once(isa, "", mode);
-    last = run_once(isa, variant, mode);
+    base = run_once(isa, "", mode, boost);
+    last = run_once(isa, variant, mode, boost);
     if (!base.ok || !last.ok || last.hits != last.calls) {
       state.SkipWithError("probed guest failed, or hits != calls");
       return;
@@ -106,6 +113,10 @@ void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode 
   state.counters["host_ns_per_hit"] = (best_probed - best_base) * 1e9 / calls;
   state.counters["hits"] = static_cast<double>(last.hits);
 }
+
+#define BOOSTED_BENCH(name, isa, variant, mode)                                                   \
+  void BM_Kprobe_##name(benchmark::State& s) { probe_cost(s, isa, variant, mode, true); }        \
+  BENCHMARK(BM_Kprobe_##name)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0)
 
 #define KPROBE_BENCH(name, isa, variant, mode)                                                \
   void BM_Kprobe_##name(benchmark::State& s) { probe_cost(s, isa, variant, mode); }          \
@@ -124,5 +135,9 @@ KPROBE_BENCH(X86_jr, Isa::x86_64, "rj", StepMode::modern);
 KPROBE_BENCH(X86_k_classic, Isa::x86_64, "k", StepMode::classic);
 KPROBE_BENCH(X86_kr_classic, Isa::x86_64, "kr", StepMode::classic);
 KPROBE_BENCH(X86_j_classic, Isa::x86_64, "j", StepMode::classic);
+BOOSTED_BENCH(Rv64_rb, Isa::rv64, "r", StepMode::modern);
+BOOSTED_BENCH(X86_b, Isa::x86_64, "k", StepMode::modern);
+BOOSTED_BENCH(X86_rb, Isa::x86_64, "r", StepMode::modern);
+BOOSTED_BENCH(X86_b_classic, Isa::x86_64, "k", StepMode::classic);
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "cpu/hex.hpp"
 #include "cpu/timing.hpp"
+#include "mem/memory_map.hpp"
 #include "sim/elf/symbols.hpp"
 
 namespace ksim::kprobes {
@@ -57,9 +58,18 @@ Engine::Engine(Machine& m, StepMode mode)
   patcher_->set_mode(default_patching(m.config().isa));
   patcher_->set_available(layout_.can_patch_by_protocol());
   rcu_ = std::make_unique<Rcu>(*this);
+  // The trap-free kretprobe trampoline needs its port on the bus.
+  if (layout_.rethook && !bus_.device_at(memmap::kRethookBase)) {
+    rethook_port_ = std::make_unique<RethookPort>(*this);
+    bus_.map(memmap::kRethookBase, memmap::kRethookSize, rethook_port_.get());
+    rethook_ = true;
+  } else {
+    layout_.rethook = 0;
+  }
 }
 
 Engine::~Engine() {
+  if (rethook_port_) bus_.unmap(rethook_port_.get());
   m_.trap_hooks().remove(hook_id_);
   m_.set_host_agent(nullptr);
   patcher_->flush();
@@ -91,6 +101,7 @@ GuestLayout Engine::find_layout() const {
   if (g.slots_end <= g.slots_begin) g.slots_begin = g.slots_end = 0;
   if (g.slots_begin) g.trampoline = g.slots_begin + kTrampolineOffset;
   if (const Symbol* t = syms.find("kretprobe_trampoline")) g.trampoline = t->addr;
+  g.rethook = addr_of("rethook_trampoline");
   if (const Symbol* j = syms.find("jprobe_return")) {
     g.jprobe_return = j->addr;
     g.jprobe_return_end = j->addr + std::max<uint64_t>(j->size, 1);

@@ -31,6 +31,7 @@
 #include "kprobes/kprobe.hpp"
 #include "kprobes/patching.hpp"
 #include "kprobes/rcu.hpp"
+#include "kprobes/rethook.hpp"
 #include "kprobes/slots.hpp"
 #include "sim/machine.hpp"
 
@@ -69,6 +70,7 @@ struct ProbePoint {
 struct GuestLayout {
   uint64_t slots_begin = 0, slots_end = 0;  // __kprobe_slots_start / _end
   uint64_t trampoline = 0;                  // kretprobe_trampoline
+  uint64_t rethook = 0;                     // rethook_trampoline (trap-free), 0 if none
   uint64_t jprobe_return = 0, jprobe_return_end = 0;
   std::vector<std::pair<uint64_t, uint64_t>> blacklist;  // [begin, end) ranges
   // ksim_kernel_abi (optional): for $comm and task identity.
@@ -218,6 +220,22 @@ class Engine final : public HostAgent {
   void set_boost(bool on);
   bool boost() const { return boost_; }
   bool boosting() const;
+  // How a kretprobed function's return reaches the handlers: the guest's
+  // trap-free `rethook_trampoline` (default where the image has it: the
+  // paper's kretprobe-booster, Linux's rethook) or the breakpoint at
+  // `kretprobe_trampoline` (the classic way, kept for comparison). Returns
+  // false if the image has no rethook trampoline. Instances already planted
+  // return through the trampoline they were given.
+  bool set_rethook(bool on) {
+    if (on && !layout_.rethook) return false;
+    rethook_ = on;
+    return true;
+  }
+  bool rethook() const { return rethook_; }
+  // The rethook port's load by `cpu` (kprobes/rethook.hpp): runs the
+  // returning frame's handlers; the real return address, or false (the run
+  // stops: a kretprobe BUG).
+  bool rethook_return(int cpu, uint64_t& real_return);
   // Set before the run (the lock is part of the hit path's state).
   void set_locking(Locking l) { locking_ = l; }
   Locking locking() const { return locking_; }
@@ -360,6 +378,12 @@ class Engine final : public HostAgent {
   void flush_task(uint64_t key, Cpu& cpu);
   int kretprobe_entry(Cpu& cpu, ProbeRec& rec);
   HookResult do_return(Cpu& cpu, CtlBlk& cb);
+  // The returning frame's instances: runs their handlers, gives the real
+  // return address and how many handlers ran; false with `why` if the
+  // task's instances do not match the frame (a kretprobe BUG).
+  bool run_return_handlers(Cpu& cpu, uint64_t& ret, uint64_t& handlers, std::string& why);
+  uint64_t return_trampoline() const { return rethook_ ? layout_.rethook : layout_.trampoline; }
+  bool is_trampoline(uint64_t a) const { return a == layout_.trampoline || (layout_.rethook && a == layout_.rethook); }
   int jprobe_entry(Cpu& cpu, CtlBlk& cb, ProbeRec& rec);
   HookResult do_jprobe_return(Cpu& cpu, CtlBlk& cb);
 
@@ -387,6 +411,8 @@ class Engine final : public HostAgent {
   bool slot_grace_ = true;
   bool stray_as_foreign_ = false;
   bool boost_ = true;
+  bool rethook_ = false;
+  std::unique_ptr<RethookPort> rethook_port_;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }
   int lock_owner_ = -1;
   uint64_t lock_free_at_ = 0;

@@ -141,7 +141,7 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
     pool.push_back(std::move(inst));  // no return handler for this call
     return 0;
   }
-  if (!arch_->return_address(cpu, bus_, inst->ret_addr) || !arch_->set_return_address(cpu, bus_, layout_.trampoline)) {
+  if (!arch_->return_address(cpu, bus_, inst->ret_addr) || !arch_->set_return_address(cpu, bus_, return_trampoline())) {
     pool.push_back(std::move(inst));
     ++rp.nmissed;
     return 0;
@@ -155,7 +155,7 @@ int Engine::kretprobe_entry(Cpu& cpu, ProbeRec& rec) {
 // The trampoline: the task's most recent instance must be the frame that is
 // returning (its stack pointer tells); several kretprobes on one function
 // stack instances whose saved return address is the trampoline itself.
-HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
+bool Engine::run_return_handlers(Cpu& cpu, uint64_t& ret, uint64_t& handlers, std::string& why) {
   const uint64_t sp = arch_->stack_pointer(cpu);
   // The task's list; a function that ran while the CPU had no current
   // task yet (early boot: sched_init_cpu sets it) filed its instance under
@@ -170,13 +170,17 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
   }
   auto bug = [&](const std::string& detail) {
     const Task task = current_task(cpu.id());
-    return stop("kretprobe BUG!: Processing kretprobe trampoline @ " + hex(layout_.trampoline) + " on cpu " +
-                std::to_string(cpu.id()) + " (task " + task.comm + "-" + std::to_string(task.tid) + ", sp " + hex(sp) +
-                "): " + detail);
+    const bool rethook = layout_.rethook && cpu.pc() - layout_.rethook < 16;
+    why = "kretprobe BUG!: Processing kretprobe trampoline @ " + hex(rethook ? layout_.rethook : layout_.trampoline) +
+          " on cpu " +
+          std::to_string(cpu.id()) + " (task " + task.comm + "-" + std::to_string(task.tid) + ", sp " + hex(sp) +
+          "): " + detail;
+    return false;
   };
   if (it == tasks_.end() || it->second.empty()) return bug("no saved return address for this task");
   auto& list = it->second;
-  uint64_t handlers = 0, ret = 0;
+  handlers = 0;
+  ret = 0;
   do {
     if (list.empty()) return bug("the instances of this frame ran out before a real return address");
     KretprobeInstance& top = *list.back();
@@ -200,15 +204,49 @@ HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
       if (rp->kp.rec) rp->kp.rec->pool.push_back(std::move(inst));
     }
     if (inst) free_instance_rcu(std::move(inst), cpu);  // its kretprobe is gone
-  } while (ret == layout_.trampoline);
+  } while (is_trampoline(ret));
   // An empty list stays: tasks are few and live long, and erasing would
   // free and reallocate its node on every call.
+  return true;
+}
+
+// The trampoline's breakpoint: the task's most recent instance must be the
+// frame that is returning (its stack pointer tells); several kretprobes on
+// one function stack instances whose saved return address is a trampoline.
+HookResult Engine::do_return(Cpu& cpu, CtlBlk& cb) {
+  uint64_t ret = 0, handlers = 0;
+  std::string why;
+  if (!run_return_handlers(cpu, ret, handlers, why)) return stop(why);
   emit(cpu, layout_.trampoline, "kretprobe-return", ret);
   cpu.set_pc(ret);
   arch_->restore(cpu, cb.trap_flags);
   end_busy(cb);
   cpu.add_cycles(timing::kKretprobeReturnCycles + handlers * timing::kKprobeHandlerCycles);
   return HookResult::handled;
+}
+
+// The trap-free trampoline's load (kprobes/rethook.hpp): the same work in
+// the middle of the load, which costs the CPU the handler path (no trap
+// entry, no iret: the paper's kretprobe-booster). The load's own PC is put
+// back after the handlers (the CPU finishes the instruction from there).
+bool Engine::rethook_return(int cpu_id, uint64_t& real_return) {
+  if (!graveyard_.empty()) graveyard_.clear();
+  Cpu& cpu = m_.cpu(cpu_id);
+  const uint64_t pc = cpu.pc();
+  uint64_t handlers = 0;
+  std::string why;
+  const bool ok = run_return_handlers(cpu, real_return, handlers, why);
+  cpu.set_pc(pc);
+  if (!ok) {
+    // The run stops before the jump; were it taken, the breakpoint
+    // trampoline would report the same.
+    m_.request_stop(why);
+    real_return = layout_.trampoline;
+    return true;
+  }
+  emit(cpu, layout_.rethook, "rethook-return", real_return);
+  cpu.add_cycles(timing::kKretprobeReturnCycles + handlers * timing::kKprobeHandlerCycles);
+  return true;
 }
 
 }  // namespace ksim::kprobes

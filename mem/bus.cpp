@@ -16,6 +16,10 @@ void Bus::map(uint64_t base, uint64_t size, Device* dev) {
   mappings_.push_back({base, size, dev});
 }
 
+void Bus::unmap(const Device* dev) {
+  std::erase_if(mappings_, [dev](const auto& m) { return m.dev == dev; });
+}
+
 Device* Bus::device_at(uint64_t addr) const {
   for (const auto& m : mappings_)
     if (addr - m.base < m.size) return m.dev;

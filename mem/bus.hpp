@@ -23,6 +23,8 @@ class Bus {
 
   // Maps a device at [base, base+size). Overlaps are a programming error.
   void map(uint64_t base, uint64_t size, Device* dev);
+  // Removes every mapping of `dev` (a device that goes away before the bus).
+  void unmap(const Device* dev);
   Device* device_at(uint64_t addr) const;
 
   // Slow-path accesses of 1, 2, 4 or 8 bytes (any alignment for RAM;

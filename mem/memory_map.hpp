@@ -21,6 +21,17 @@ inline constexpr uint32_t kFinisherPass = 0x5555;
 inline constexpr uint32_t kFinisherFail = 0x3333;
 inline constexpr uint32_t kFinisherPanic = 0x6666;
 
+// The kprobes engine's rethook port (both ISAs; mapped by kprobes/rethook.*
+// while an engine exists): the guest's trap-free kretprobe trampoline
+// (`rethook_trampoline` in the kernel's arch/<isa>/kprobes_stubs.S) loads
+// its 64-bit word at +0, and the load runs the return handlers and yields
+// the real return address, which the trampoline jumps to. It stands for the
+// call into trampoline_handler() of Linux's kretprobe-booster / rethook:
+// the handlers are host code, so the guest reaches them through a load
+// instead of a call, and no trap is taken.
+inline constexpr uint64_t kRethookBase = 0x0011'0000;
+inline constexpr uint64_t kRethookSize = 0x1000;
+
 // CLINT: msip per hart at +4*hart, mtimecmp per hart at +0x4000 + 8*hart,
 // mtime at +0xbff8 (SiFive CLINT layout).
 inline constexpr uint64_t kClintBase = 0x0200'0000;

@@ -37,15 +37,15 @@ struct Golden {
 // clang-format off
 const Golden kTable[] = {
   {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2401047, 3234399, 0xfcc1aa153061914eull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9302353, 3278311, 0xc162c2ce6aaf2a75ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9313975, 3370094, 0x9d04220b8edb862aull},
-  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9158830, 974052, 0xb8afb1596804f78dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9338317, 3373060, 0x8a4bd97796ee1c29ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2196613, 2862682, 0x218ad7bf7d3603acull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8390777, 2908997, 0x57cd393353a141b7ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8402551, 2969046, 0xbdc65d11ad32a4ecull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8291947, 895782, 0x921c69932eaf5654ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2401047, 3234399, 0xadf72a816c61a5e6ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9302353, 3278311, 0x6a18c008d3eae2d8ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9313975, 3370094, 0xfb7f87cb46e37039ull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9158830, 974052, 0xaee000d5c6ae1ff2ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9338317, 3373060, 0x30f761039fe28f43ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2196613, 2862682, 0xed07b610060108d5ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8390777, 2908997, 0x73f7fed1af89e62eull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8402551, 2969046, 0x22b9b28cfda705a4ull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8291947, 895782, 0xaafeb4691c11b211ull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

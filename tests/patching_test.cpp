@@ -456,7 +456,7 @@ TEST_CASE("a removed kretprobe's instances are freed by call_rcu: each after a g
         if (w == "gp-start") open = e.cycle;
         if (w == "gp-end") gps.emplace_back(open, e.cycle);
         if (w == "kretprobe-inst-free") frees.push_back(e.cycle);
-        if (w == "kretprobe-return" && removed_at && e.cycle >= removed_at) orphan_returns.push_back(e.cycle);
+        if ((w == "kretprobe-return" || w == "rethook-return") && removed_at && e.cycle >= removed_at) orphan_returns.push_back(e.cycle);
       }
     } obs;
     r.rig.m.events().add(&obs);

@@ -26,7 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
-  int kprobes_boost = 1;
+  int kprobes_boost = 1, kprobes_rethook = 1;
   std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
@@ -76,6 +76,10 @@ int cmd_run(const std::vector<std::string>& args) {
       ("kprobes-boost", po::value(&kprobes_boost)->default_value(1),
        "the x86 kprobe-booster (docs/KPROBES_X86.md): 1 (default, as Linux) runs a hit with no post handler "
        "from its slot with a jump back and no second trap; 0 always steps")
+      ("kprobes-rethook", po::value(&kprobes_rethook)->default_value(1),
+       "how a kretprobed function's return reaches the handlers (docs/KPROBES.md): 1 (default) the trap-free "
+       "rethook_trampoline (the paper's kretprobe-booster, Linux's rethook), 0 the breakpoint at "
+       "kretprobe_trampoline")
       ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"),
        "how probe hits on different CPUs synchronise: rcu (per-CPU state, lock-free lookup; Linux since 2.6.13) "
        "or spinlock (one global kprobe_lock around every hit's handler path, as Linux 2.6.9; the 2006 paper's "
@@ -106,6 +110,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (kprobes_mode == "classic" && isa != Isa::x86_64)
     throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
   if (kprobes_boost != 0 && kprobes_boost != 1) throw UsageError{"--kprobes-boost must be 0 or 1"};
+  if (kprobes_rethook != 0 && kprobes_rethook != 1) throw UsageError{"--kprobes-rethook must be 0 or 1"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
     throw UsageError{"--kprobes-locking must be rcu or spinlock"};
   kprobes::Patching patching = kprobes::default_patching(isa);
@@ -192,6 +197,10 @@ int cmd_run(const std::vector<std::string>& args) {
         m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
     engine->set_locking(kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu);
     engine->set_boost(kprobes_boost == 1);
+    // (The default falls back to the breakpoint trampoline in an image
+    // without rethook_trampoline; asking for it there is an error.)
+    if (!engine->set_rethook(kprobes_rethook == 1) && !vm["kprobes-rethook"].defaulted())
+      throw UsageError{"--kprobes-rethook 1: the image has no rethook_trampoline (use --kprobes-rethook 0)"};
     engine->set_patching(patching);
     session = std::make_unique<kprobes::ProbeSession>(*engine, [&](const std::string& line) {
       if (!console_ends_with_newline) std::fputc('\n', stdout);

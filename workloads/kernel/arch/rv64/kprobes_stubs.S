@@ -30,6 +30,22 @@ kretprobe_trampoline:
   .size kretprobe_trampoline, . - kretprobe_trampoline
   NOKPROBE kretprobe_trampoline
 
+  /* rethook_trampoline: the trap-free kretprobe trampoline (the OLS 2006
+   * paper's kretprobe-booster, Linux's arch_rethook_trampoline). The load
+   * from the engine's rethook port (0x110000, mem/memory_map.hpp) runs the
+   * return handlers and yields the real return address. t0 is a temporary
+   * of the RISC-V ABI, dead at a function's return, and the handlers are
+   * host code that clobbers nothing, so nothing is saved. */
+  .balign 4
+  .globl rethook_trampoline
+  .type rethook_trampoline, @function
+rethook_trampoline:
+  lui t0, 0x110
+  ld t0, 0(t0)
+  jr t0
+  .size rethook_trampoline, . - rethook_trampoline
+  NOKPROBE rethook_trampoline
+
   .balign 4
   .globl jprobe_return
   .type jprobe_return, @function

@@ -28,6 +28,21 @@ kretprobe_trampoline:
   .size kretprobe_trampoline, . - kretprobe_trampoline
   NOKPROBE kretprobe_trampoline
 
+  /* rethook_trampoline: the trap-free kretprobe trampoline (the OLS 2006
+   * paper's kretprobe-booster, Linux's arch_rethook_trampoline). The load
+   * from the engine's rethook port (0x110000, mem/memory_map.hpp) runs the
+   * return handlers and yields the real return address. r11 is a scratch
+   * register of the SysV ABI, dead at a function's return, and the
+   * handlers are host code that clobbers nothing, so nothing is saved. */
+  .balign 16, 0xcc
+  .globl rethook_trampoline
+  .type rethook_trampoline, @function
+rethook_trampoline:
+  movq 0x110000, %r11
+  jmp *%r11
+  .size rethook_trampoline, . - rethook_trampoline
+  NOKPROBE rethook_trampoline
+
   .balign 16, 0xcc
   .globl jprobe_return
   .type jprobe_return, @function
