@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cpu/isa.hpp"
 #include "cpu/trap_hooks.hpp"
@@ -84,6 +85,14 @@ struct ProbeInsn {
   uint64_t aux[3] = {};
 };
 
+// Jump optimization (optprobes): the detoured region (DCR) a 5-byte jump
+// would replace at a probe point, as can_optimize found it.
+struct OptRegion {
+  uint8_t len = 0;         // bytes: whole instructions, at least the jump's
+  uint8_t insns = 0;       // how many instructions
+  uint8_t bytes[32] = {};  // their original bytes
+};
+
 // Every register a handler may change, for jprobes (which run a guest
 // handler and then put the CPU back exactly as it was at the probe).
 struct RegSnapshot {
@@ -134,6 +143,25 @@ class Arch {
   virtual bool is_breakpoint(const uint8_t* bytes) const = 0;
   // A breakpoint instruction to fill unused guest code with (and its size).
   virtual unsigned breakpoint_bytes(uint8_t* out) const = 0;
+
+  // Jump optimization: whether the probe point `addr` in `func` can be
+  // replaced by a jump to a detour buffer (Linux's can_optimize): 0 with
+  // the region, or a negative Errno and one line saying why not. Only x86
+  // has it for now.
+  virtual int can_optimize(const TextReader& text, uint64_t addr, const Symbol& func, OptRegion& out,
+                           std::string& why) const {
+    (void)text, (void)addr, (void)func, (void)out;
+    why = "no jump optimization on this ISA yet";
+    return -kEOPNOTSUPP;
+  }
+  // The detour buffer for `r` at `addr`, placed at `buf`: the handler
+  // call, the region's instructions, the jump back to addr + r.len.
+  virtual int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
+                           std::string& why) const {
+    (void)r, (void)addr, (void)buf, (void)out;
+    why = "no jump optimization on this ISA yet";
+    return -kEOPNOTSUPP;
+  }
 
   // --- Traps ----------------------------------------------------------------
   // A trap raised by a breakpoint instruction; trap.pc is its address.

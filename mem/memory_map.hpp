@@ -29,8 +29,11 @@ inline constexpr uint32_t kFinisherPanic = 0x6666;
 // call into trampoline_handler() of Linux's kretprobe-booster / rethook:
 // the handlers are host code, so the guest reaches them through a load
 // instead of a call, and no trap is taken.
+// The word at +8 is the jump optimizer's: a detour buffer's load from it
+// runs the optimized probe's handlers (kprobes/x86/optimize.cpp).
 inline constexpr uint64_t kRethookBase = 0x0011'0000;
 inline constexpr uint64_t kRethookSize = 0x1000;
+inline constexpr uint64_t kOptprobePort = kRethookBase + 8;
 
 // CLINT: msip per hart at +4*hart, mtimecmp per hart at +0x4000 + 8*hart,
 // mtime at +0xbff8 (SiFive CLINT layout).

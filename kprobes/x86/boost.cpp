@@ -46,7 +46,6 @@ constexpr Range kOneByteRefused[] = {
     {0xe9, 0xe9, "jmp (relative to the IP)"},
     {0xeb, 0xeb, "jmp (relative to the IP)"},
     {0xf0, 0xf4, "lock / icebp / hlt"},
-    {0xf6, 0xf7, "group 3 (div may fault at the slot)"},
     {0xfe, 0xfe, "group 4"},
 };
 
@@ -90,6 +89,11 @@ bool can_boost(const uint8_t* bytes, unsigned len) {
       if (in(std::begin(kOneByteRefused), std::end(kOneByteRefused), z.opcode)) return false;
       // Of group 5 (ff), only the indirect jmp: its target is absolute.
       if (z.opcode == 0xff) return z.raw.modrm.reg == 4;
+      // Group 3 (f6, f7): test, not, neg, mul and imul, but not div and
+      // idiv, whose #DE would be raised in the slot. (Linux refuses the
+      // whole group; ksim is finer, so that `test r/m, imm` at a function's
+      // entry, common in compiled code, can be boosted and optimized.)
+      if (z.opcode == 0xf6 || z.opcode == 0xf7) return z.raw.modrm.reg < 6;
       return true;
     case ZYDIS_OPCODE_MAP_0F: return in(std::begin(kTwoByteBoosted), std::end(kTwoByteBoosted), z.opcode);
     default: return false;
