@@ -14,6 +14,8 @@
 //   b   a boosted kprobe (x86)             rb  a kretprobe with a boosted entry
 //                                              (x86) and the trap-free
 //                                              rethook trampoline (both)
+//   o   a jump-optimized kprobe (x86)      ro  a kretprobe with an optimized
+//                                              entry and the rethook trampoline
 // Counters:
 //   sim_cycles_per_hit  (probed cycles - unprobed cycles) / calls: the
 //                       guest time a hit costs under cpu/timing.hpp
@@ -51,14 +53,17 @@ struct Outcome {
 };
 
 // One full run of probe_bench with the probes of `variant` ("" = none).
-Outcome run_once(Isa isa, const std::string& variant, StepMode mode, bool boost) {
+enum class Fast { none, boost, optimize };
+
+Outcome run_once(Isa isa, const std::string& variant, StepMode mode, Fast fast) {
   MachineConfig cfg;
   cfg.isa = isa;
   Machine m(cfg);
   m.load(bench_guest(isa));
   Engine eng(m, mode);
-  eng.set_boost(boost);
-  eng.set_rethook(boost);
+  eng.set_boost(fast == Fast::boost);
+  eng.set_optimization(fast == Fast::optimize);
+  eng.set_rethook(fast != Fast::none);
   Kprobe k;
   Kretprobe r;
   Jprobe j;
@@ -88,6 +93,8 @@ Outcome run_once(Isa isa, const std::string& variant, StepMode mode, bool boost)
   if (variant.find('k') != std::string::npos) o.hits = std::min(o.hits, k_hits);
   if (variant.find('r') != std::string::npos) o.hits = std::min(o.hits, r_hits);
   if (variant.find('j') != std::string::npos) o.hits = std::min(o.hits, j.kp.hits);
+  // An optimized variant must really hit through the jump, every call.
+  if (fast == Fast::optimize && !variant.empty()) ok &= eng.stats().optimized_hits == calls;
   o.ok = ok && res.end == RunResult::End::poweroff && res.status == 0;
   return o;
 }
@@ -95,12 +102,12 @@ Outcome run_once(Isa isa, const std::string& variant, StepMode mode, bool boost)
 // Each iteration runs the unprobed guest and the probed one back to back;
 // the host cost per hit is the difference of the fastest run of each
 // (interleaving them keeps host frequency and cache effects out of it).
-void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode mode, bool boost = false) {
+void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode mode, Fast fast = Fast::none) {
   Outcome base, last;
   double best_base = 1e30, best_probed = 1e30;
   for (auto _ : state) {
-    base = run_once(isa, "", mode, boost);
-    last = run_once(isa, variant, mode, boost);
+    base = run_once(isa, "", mode, fast);
+    last = run_once(isa, variant, mode, fast);
     if (!base.ok || !last.ok || last.hits != last.calls) {
       state.SkipWithError("probed guest failed, or hits != calls");
       return;
@@ -115,7 +122,7 @@ void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode 
 }
 
 #define BOOSTED_BENCH(name, isa, variant, mode)                                                   \
-  void BM_Kprobe_##name(benchmark::State& s) { probe_cost(s, isa, variant, mode, true); }        \
+  void BM_Kprobe_##name(benchmark::State& s) { probe_cost(s, isa, variant, mode, Fast::boost); } \
   BENCHMARK(BM_Kprobe_##name)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0)
 
 #define KPROBE_BENCH(name, isa, variant, mode)                                                \
@@ -139,5 +146,11 @@ BOOSTED_BENCH(Rv64_rb, Isa::rv64, "r", StepMode::modern);
 BOOSTED_BENCH(X86_b, Isa::x86_64, "k", StepMode::modern);
 BOOSTED_BENCH(X86_rb, Isa::x86_64, "r", StepMode::modern);
 BOOSTED_BENCH(X86_b_classic, Isa::x86_64, "k", StepMode::classic);
+
+#define OPTIMIZED_BENCH(name, isa, variant)                                                              \
+  void BM_Kprobe_##name(benchmark::State& s) { probe_cost(s, isa, variant, StepMode::modern, Fast::optimize); } \
+  BENCHMARK(BM_Kprobe_##name)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0)
+OPTIMIZED_BENCH(X86_o, Isa::x86_64, "k");
+OPTIMIZED_BENCH(X86_ro, Isa::x86_64, "r");
 
 }  // namespace

@@ -154,6 +154,11 @@ class Arch {
     why = "no jump optimization on this ISA yet";
     return -kEOPNOTSUPP;
   }
+  // A jump from `at` to `target` (x86: jmp rel32, by Zydis's encoder).
+  virtual bool encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const {
+    (void)at, (void)target, (void)out;
+    return false;
+  }
   // The detour buffer for `r` at `addr`, placed at `buf`: the handler
   // call, the region's instructions, the jump back to addr + r.len.
   virtual int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,

@@ -49,8 +49,14 @@ Engine::Engine(Machine& m, StepMode mode)
     : m_(m), bus_(m.bus()), arch_(make_arch(m.config().isa)), mode_(mode) {
   cpus_.resize(static_cast<size_t>(m.cpu_count()));
   layout_ = find_layout();
-  if (layout_.slots_end > layout_.slots_begin + kReservedBytes)
-    slots_.init(layout_.slots_begin + kReservedBytes, layout_.slots_end, arch_->slot_size());
+  // x86: the last 16 KiB of the slot area hold detour buffers.
+  uint64_t slots_end = layout_.slots_end;
+  if (arch_->isa() == Isa::x86_64 && slots_end >= layout_.slots_begin + kReservedBytes + 2 * kDetourArea) {
+    slots_end -= kDetourArea;
+    opt_slots_.init(slots_end, layout_.slots_end, kDetourCell);
+  }
+  if (slots_end > layout_.slots_begin + kReservedBytes)
+    slots_.init(layout_.slots_begin + kReservedBytes, slots_end, arch_->slot_size());
   // At the head of the chain: breakpoints are ours before the guest's.
   hook_id_ = m.trap_hooks().add(-1000, [this](Cpu& c, const TrapInfo& t) { return on_trap(c, t); });
   m.set_host_agent(this);
@@ -59,12 +65,14 @@ Engine::Engine(Machine& m, StepMode mode)
   patcher_->set_available(layout_.can_patch_by_protocol());
   rcu_ = std::make_unique<Rcu>(*this);
   // The trap-free kretprobe trampoline needs its port on the bus.
-  if (layout_.rethook && !bus_.device_at(memmap::kRethookBase)) {
+  // (and the jump optimizer's detour buffers, x86).
+  if ((layout_.rethook || opt_slots_.ready()) && !bus_.device_at(memmap::kRethookBase)) {
     rethook_port_ = std::make_unique<RethookPort>(*this);
     bus_.map(memmap::kRethookBase, memmap::kRethookSize, rethook_port_.get());
-    rethook_ = true;
+    rethook_ = layout_.rethook != 0;
   } else {
     layout_.rethook = 0;
+    opt_slots_ = SlotAllocator{};
   }
 }
 
@@ -80,6 +88,10 @@ Engine::~Engine() {
   std::sort(addrs.begin(), addrs.end());
   for (uint64_t addr : addrs) {
     auto& p = table_[addr];
+    if (p->opt == ProbePoint::Opt::optimizing || p->opt == ProbePoint::Opt::optimized ||
+        p->opt == ProbePoint::Opt::unoptimizing)
+      bus_.write_bytes(addr, p->region.bytes, 5, as_caller());  // the jump out, the original back
+    p->armed = p->armed || p->opt != ProbePoint::Opt::none;
     disarm(*p);
     for (auto& r : p->probes) {
       if (r->user) r->user->rec = nullptr;
@@ -202,8 +214,13 @@ void Engine::emit_event(const Cpu& cpu, uint64_t addr, const char* what, uint64_
 
 bool Engine::read_original(uint64_t addr, uint8_t* out, size_t len) const {
   if (!bus_.read_bytes(addr, out, len)) return false;
-  // Undo every armed breakpoint that overlaps [addr, addr+len).
+  // Undo every armed breakpoint that overlaps [addr, addr+len), and every
+  // jump an optimized point put in (Linux's __recover_optprobed_insn).
   for (const auto& [a, p] : table_) {
+    if (p->opt == ProbePoint::Opt::optimizing || p->opt == ProbePoint::Opt::optimized ||
+        p->opt == ProbePoint::Opt::unoptimizing)
+      for (unsigned i = 0; i < 5; ++i)
+        if (a + i >= addr && a + i < addr + len) out[a + i - addr] = p->region.bytes[i];
     if (!p->armed) continue;
     for (unsigned i = 0; i < p->insn.bp_len; ++i) {
       uint64_t b = a + i;
@@ -327,6 +344,16 @@ void Engine::retire(ProbePoint& p, bool reclaim_now, bool after_gp) {
 
 // A point is armed when the engine is enabled and any of its probes is.
 void Engine::update_arming(ProbePoint& p) {
+  // Jump optimization first: a point that can no longer be optimized gets
+  // its int3 and bytes back before anything else is written there, and a
+  // probe inside another point's region unoptimizes that one.
+  if (p.opt != ProbePoint::Opt::none && !can_stay_optimized(p)) unoptimize(p);
+  unoptimize_around(p.addr);
+  struct Then {
+    Engine& e;
+    ProbePoint& p;
+    ~Then() { e.try_optimize(p); }
+  } then{*this, p};
   if (patcher_->deferring()) {
     // During a run: the caller CPU patches through the protocol.
     if (wants_breakpoint(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
@@ -509,6 +536,7 @@ void Engine::remove_probe(ProbeRec& rec) {
   // that hits the breakpoint meanwhile steps it with no handler, as Linux
   // does with a disabled kprobe still in its hash table).
   point->removed = true;
+  unoptimize(*point);
   if (patcher_->deferring()) {
     patcher_->queue(point);
     return;

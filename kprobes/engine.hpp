@@ -62,6 +62,14 @@ struct ProbePoint {
   bool queued = false;    // a patching job will bring its text to what is wanted
   bool retired = false;   // out of the table, its slot given back
   uint64_t boosted_hits = 0;  // hits that ran the slot with no trap to end them
+  // Jump optimization (x86, kprobes/optprobe.cpp): queued (detour buffer
+  // ready, the int3 still in the text), optimizing (text_poke_bp of the
+  // jump under way), optimized (the jump is in), unoptimizing (the int3
+  // and the original bytes going back).
+  enum class Opt : uint8_t { none, queued, optimizing, optimized, unoptimizing };
+  Opt opt = Opt::none;
+  OptRegion region;
+  uint64_t detour = 0;  // its detour buffer (0: none)
   std::vector<std::shared_ptr<ProbeRec>> probes;
   bool all_disabled() const;
 };
@@ -104,6 +112,10 @@ struct EngineStats {
   // boosted slots waiting for the end of the run to be reused (freed with
   // no grace period to cover a CPU still in them).
   uint64_t boosted = 0, boost_quarantined = 0;
+  // Jump optimization: hits through an installed jump (the detour's call
+  // of the handlers), hits of a queued point sent from the int3 to the
+  // detour's copy of the region, and points optimized and unoptimized.
+  uint64_t optimized_hits = 0, detour_hits = 0, optimized = 0, unoptimized = 0;
 };
 
 // How probe hits on different CPUs synchronise (docs/KPROBES.md, "Locking").
@@ -220,6 +232,21 @@ class Engine final : public HostAgent {
   void set_boost(bool on);
   bool boost() const { return boost_; }
   bool boosting() const;
+  // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
+  // on by default. Turning it off unoptimizes every point, on again
+  // optimizes every point that can be.
+  void set_optimization(bool on);
+  // A registered probe's handlers changed (Kprobe::moves_pc): the point is
+  // unoptimized or optimized as they now allow.
+  void reconsider(Kprobe& kp) {
+    if (kp.rec) update_arming(*kp.rec->point);
+  }
+  bool optimization() const { return optimize_; }
+  // The optimizer port's load by `cpu` from a detour buffer: runs the
+  // optimized probe's handlers (false: the run stops, a load from outside
+  // any detour buffer).
+  bool optprobe_hit(int cpu, uint64_t& value);
+  const SlotAllocator& detour_slots() const { return opt_slots_; }
   // How a kretprobed function's return reaches the handlers: the guest's
   // trap-free `rethook_trampoline` (default where the image has it: the
   // paper's kretprobe-booster, Linux's rethook) or the breakpoint at
@@ -369,6 +396,22 @@ class Engine final : public HostAgent {
   void free_boosted_slot(uint64_t slot, uint64_t addr);
   void release_quarantine();
   std::vector<uint64_t> quarantine_;
+  // Jump optimization (optprobe.cpp).
+  void try_optimize(ProbePoint& p);
+  void install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at);
+  void unoptimize(ProbePoint& p);
+  void free_detour(ProbePoint& p);
+  bool can_stay_optimized(const ProbePoint& p) const;
+  // Unoptimizes any optimized point whose region holds `addr` (a probe
+  // registered inside it).
+  void unoptimize_around(uint64_t addr);
+  bool optimize_ = true;
+  // Detour buffers: 64-byte cells in the last 16 KiB of the slot area (the
+  // handler call, a region of up to 19 bytes, the jump back).
+  static constexpr unsigned kDetourCell = 64;
+  static constexpr uint64_t kDetourArea = 16 * 1024;
+  SlotAllocator opt_slots_;
+  std::unordered_map<uint64_t, std::shared_ptr<ProbePoint>> by_detour_;
   HookResult do_post(Cpu& cpu, CtlBlk& cb);
   void reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p);
   HookResult stop(const std::string& why);

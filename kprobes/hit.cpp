@@ -373,6 +373,16 @@ bool Engine::boost_now(const ProbePoint& p) const {
 }
 
 void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
+  if (p.detour && p.opt != ProbePoint::Opt::none && cb.status == KStatus::hit_active && can_stay_optimized(p)) {
+    // A point queued for optimization (or being patched): the handlers ran
+    // from the int3; the region runs from the detour buffer's copy, after
+    // its handler call, with no step (Linux's setup_detour_execution).
+    ++stats_.detour_hits;
+    emit(cpu, p.addr, "detour", p.detour);
+    leave(cpu, cb, p.detour + 12);
+    cpu.add_cycles(timing::kKprobeResumeCycles);
+    return;
+  }
   if (!boost_now(p)) {
     start_step(cpu, cb, p);
     return;

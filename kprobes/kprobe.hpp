@@ -49,6 +49,11 @@ struct Kprobe {
   // guest sees the fault, at the probed address.
   std::function<int(Kprobe&, Cpu&, int trapnr)> fault_handler;
 
+  // ksim: the pre_handler may move the PC (an override). An optimized probe
+  // ignores such a move (its handlers run from the detour buffer), so a
+  // probe with this set is never jump-optimized; Engine::reconsider() after
+  // changing it on a registered probe.
+  bool moves_pc = false;
   uint32_t flags = 0;    // kFlagDisabled may be set before registering
   uint64_t nmissed = 0;  // hits whose handlers were skipped (reentry)
   uint64_t hits = 0;     // handler runs (a ksim addition)

@@ -26,7 +26,8 @@ void ProbeOpQueue::check() const {
     auto fail = [&](size_t column, const std::string& why) {
       throw ScriptError(file_, op.line, op.line_text, column, why);
     };
-    if (op.kind == ProbeOp::Kind::knob || op.kind == ProbeOp::Kind::custom) continue;
+    if (op.kind == ProbeOp::Kind::knob || op.kind == ProbeOp::Kind::optimization || op.kind == ProbeOp::Kind::custom)
+      continue;
     if (op.kind == ProbeOp::Kind::define) {
       const events::ProbeSpec& spec = op.spec;
       for (const Name& n : live)
@@ -145,6 +146,7 @@ void ProbeOpQueue::perform(const ProbeOp& op) {
         break;
       }
       case ProbeOp::Kind::knob: eng_.set_enabled(op.on); break;
+      case ProbeOp::Kind::optimization: eng_.set_optimization(op.on); break;
       case ProbeOp::Kind::custom: op.run(eng_); break;
       case ProbeOp::Kind::remove:
       case ProbeOp::Kind::enable:

@@ -94,13 +94,14 @@ void Patcher::queue(const std::shared_ptr<ProbePoint>& p) {
 }
 
 void Patcher::queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_protocol,
-                          std::shared_ptr<const ProbeInsn> emulate) {
+                          std::shared_ptr<const ProbeInsn> emulate, std::function<void(Cpu*)> done) {
   Job j;
   j.cpu = op_caller_;
   j.addr = addr;
   j.kind = int3_protocol ? JobKind::bp : JobKind::bytewise;
   j.bytes = std::move(bytes);
   j.emulate = std::move(emulate);
+  j.done = std::move(done);
   jobs_.push_back(std::move(j));
   op_queued_ = true;
 }
@@ -112,6 +113,7 @@ void Patcher::flush(bool charge) {
     if (j.kind != JobKind::point) {  // the new bytes, at once
       e_.machine().bus().write_bytes(j.addr, j.bytes.data(), j.bytes.size(),
                                      Accessor{j.cpu, e_.machine().cpu(j.cpu).cycle()});
+      if (j.done) j.done(nullptr);
       continue;
     }
     j.point->queued = false;
@@ -322,6 +324,7 @@ void Patcher::finish_job(Cpu& cpu) {
     emit(cpu, "patch-done", 2, totals_.last_job_cycles);
     jobs_.pop_front();
     step_ = Step::start;
+    if (j.done) j.done(&cpu);
     return;
   }
   ProbePoint& p = *j.point;

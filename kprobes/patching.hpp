@@ -37,6 +37,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,8 +104,10 @@ class Patcher {
   // sync, the tail, sync, the first byte, sync; a CPU that reaches the
   // int3 meanwhile executes `emulate` (the new instruction) instead.
   // Without it: one byte per step, no synchronisation (torn writes).
+  // `done` runs when the last byte is in (with the caller CPU; null when
+  // flush() finishes the job at once).
   void queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_protocol,
-                   std::shared_ptr<const ProbeInsn> emulate);
+                   std::shared_ptr<const ProbeInsn> emulate, std::function<void(Cpu*)> done = {});
   // text_poke_bp's int3 handler: true if the trap is its int3 (handled).
   bool poke_handler(Cpu& cpu, const TrapInfo& t);
   // Finishes every queued job at once (the run is over): the text ends as
@@ -151,6 +154,7 @@ class Patcher {
     JobKind kind = JobKind::point;
     std::vector<uint8_t> bytes;                 // bp, bytewise: the new bytes
     std::shared_ptr<const ProbeInsn> emulate;   // bp: the new instruction
+    std::function<void(Cpu*)> done;             // bp, bytewise: after the last write
     int phase = 0;                              // bp: the write (0..2); bytewise: the byte
   };
   // Shared stop_machine data (struct multi_stop_data plus the callback's).

@@ -80,6 +80,9 @@ void Rcu::start(Stamp at) {
   // order) is the CPU's next interrupt all the same.
   for (size_t k = 0; k < n && sched_.active; ++k)
     if (last_[k].valid && sched_.start < last_[k].at) observe(k, last_[k]);
+  // No CPU online yet (a grace period asked for before the kernel is up):
+  // nothing can be inside a read-side section, it ends where it starts.
+  if (sched_.active) maybe_end(sched_, "gp-end", &Rcu::start);
 }
 
 // Each CPU looks only at itself, from its own interrupts (Linux's
@@ -182,6 +185,8 @@ void Rcu::start_tasks(Stamp at) {
   // before it lists that CPU's tasks, from what the CPU saw then.
   for (size_t k = 0; k < last_tasks_.size() && tasks_p_.active; ++k)
     if (!tasks_p_.done[k] && last_tasks_[k].valid && at < last_tasks_[k].at) tasks_observe(k, last_tasks_[k]);
+  // No CPU online yet: no task has run, it ends where it starts.
+  if (tasks_p_.active) maybe_end(tasks_p_, "tasks-gp-end", &Rcu::start_tasks);
 }
 
 // This CPU's tasks on a run queue and their voluntary-switch counts, read

@@ -5,8 +5,10 @@
 namespace ksim::kprobes {
 
 bool RethookPort::read(const Accessor& who, uint64_t offset, unsigned size, uint64_t& value) {
-  if (offset != 0 || size != 8) return false;
-  return e_.rethook_return(who.cpu, value);
+  if (size != 8) return false;
+  if (offset == 0) return e_.rethook_return(who.cpu, value);
+  if (offset == 8) return e_.optprobe_hit(who.cpu, value);  // memmap::kOptprobePort
+  return false;
 }
 
 }  // namespace ksim::kprobes

@@ -4,8 +4,10 @@
 // trampoline runs that frame's kretprobe handlers (Engine::rethook_return)
 // and yields the real return address; the trampoline jumps there. This is
 // the OLS 2006 paper's kretprobe-booster (section 6.2) and Linux's rethook:
-// no breakpoint, no trap entry or iret, just the handler path. Any other
-// access faults.
+// no breakpoint, no trap entry or iret, just the handler path. The word at
+// +8 is the jump optimizer's: a detour buffer's load from it runs the
+// optimized probe's handlers (Engine::optprobe_hit). Any other access
+// faults.
 #pragma once
 #include "mem/device.hpp"
 

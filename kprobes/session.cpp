@@ -168,6 +168,12 @@ void ProbeSession::set_action(const std::string& event, const std::string& actio
                            ": override needs a probe at a function's entry");
     }
     p->action = a;
+    // An override returns from the function: its probe cannot be optimized.
+    const bool moves = a.kind == Action::Kind::override_ret && !p->rp;
+    if (p->kp && p->kp->moves_pc != moves) {
+      p->kp->moves_pc = moves;
+      eng_.reconsider(*p->kp);
+    }
     return;
   }
   throw SessionError("--probe-action: no probe event named '" + event + "'");

@@ -32,8 +32,9 @@ for isa in "${isas[@]}"; do
   echo "| CPUs | probe hits | no probe | spinlock | rcu | spinlock / rcu |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
   for n in 1 2 4 8 16; do
-    # No booster: the paper's Figure 4 hits take both traps (and RV64 has none).
-    probe=(--probe 'p fig4_target' --probe-action p_fig4_target_0=count --kprobes-boost 0)
+    # No booster or jump optimization: the paper's Figure 4 hits take both
+    # traps (and RV64 has neither).
+    probe=(--probe 'p fig4_target' --probe-action p_fig4_target_0=count --kprobes-boost 0 --kprobes-optimization 0)
     none=$(cycles --isa "$isa" --cpus "$n")
     spin=$(cycles --isa "$isa" --cpus "$n" "${probe[@]}" --kprobes-locking spinlock)
     rcu=$(cycles --isa "$isa" --cpus "$n" "${probe[@]}" --kprobes-locking rcu)

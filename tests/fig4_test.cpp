@@ -53,7 +53,7 @@ TEST_CASE("the fig4 image (--image fig4): every CPU calls fig4_target 65535 time
     for (const std::string locking : {"rcu", "spinlock"}) {
       ProcessResult r = run_ksim({"run", "--isa", isa, "--image", "fig4", "--cpus", n, "-q", "--probe", "p fig4_target",
                                   "--probe-action", "p_fig4_target_0=count", "--kprobes-locking", locking,
-                                  "--kprobes-boost", "0"});  // the paper's hits: both traps (docs/FIG4.md)
+                                  "--kprobes-boost", "0", "--kprobes-optimization", "0"});  // the paper's hits: both traps (docs/FIG4.md)
       INFO(locking << "\n" << r.out << r.err);
       REQUIRE(r.status == 0);
       CHECK(r.out.find("probes: " + std::to_string(cpus * 65535) + " hits, 0 missed, 0 stray traps\n") !=

@@ -26,7 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
-  int kprobes_boost = 1, kprobes_rethook = 1;
+  int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 1;
   std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
@@ -76,6 +76,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ("kprobes-boost", po::value(&kprobes_boost)->default_value(1),
        "the x86 kprobe-booster (docs/KPROBES_X86.md): 1 (default, as Linux) runs a hit with no post handler "
        "from its slot with a jump back and no second trap; 0 always steps")
+      ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(1),
+       "x86 jump optimization (debug.kprobes-optimization; docs/KPROBES_X86.md): 1 (default) replaces a probe "
+       "point's region with a jump to a detour buffer once an RCU-tasks grace period has passed; 0 never")
       ("kprobes-rethook", po::value(&kprobes_rethook)->default_value(1),
        "how a kretprobed function's return reaches the handlers (docs/KPROBES.md): 1 (default) the trap-free "
        "rethook_trampoline (the paper's kretprobe-booster, Linux's rethook), 0 the breakpoint at "
@@ -111,6 +114,8 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError{"--kprobes-mode classic is x86 only (RV64 has one way: Linux's)"};
   if (kprobes_boost != 0 && kprobes_boost != 1) throw UsageError{"--kprobes-boost must be 0 or 1"};
   if (kprobes_rethook != 0 && kprobes_rethook != 1) throw UsageError{"--kprobes-rethook must be 0 or 1"};
+  if (kprobes_optimization != 0 && kprobes_optimization != 1)
+    throw UsageError{"--kprobes-optimization must be 0 or 1"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
     throw UsageError{"--kprobes-locking must be rcu or spinlock"};
   kprobes::Patching patching = kprobes::default_patching(isa);
@@ -197,6 +202,7 @@ int cmd_run(const std::vector<std::string>& args) {
         m, kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern);
     engine->set_locking(kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu);
     engine->set_boost(kprobes_boost == 1);
+    engine->set_optimization(kprobes_optimization == 1);
     // (The default falls back to the breakpoint trampoline in an image
     // without rethook_trampoline; asking for it there is an error.)
     if (!engine->set_rethook(kprobes_rethook == 1) && !vm["kprobes-rethook"].defaulted())

@@ -103,10 +103,10 @@ std::vector<ProbeOp> parse_probe_script(std::string_view script, const std::stri
       op.kind = head == "enable" ? ProbeOp::Kind::enable : ProbeOp::Kind::disable;
       if (w.size() != 2) fail(w.size() < 2 ? end : w[2].column, std::string(head) + " takes one event name");
       name_arg(w[1].text, w[1].column);
-    } else if (head == "kprobes-enabled") {
-      op.kind = ProbeOp::Kind::knob;
+    } else if (head == "kprobes-enabled" || head == "kprobes-optimization") {
+      op.kind = head == "kprobes-enabled" ? ProbeOp::Kind::knob : ProbeOp::Kind::optimization;
       if (w.size() != 2 || (w[1].text != "0" && w[1].text != "1"))
-        fail(w.size() < 2 ? end : w[1].column, "kprobes-enabled takes 0 or 1");
+        fail(w.size() < 2 ? end : w[1].column, std::string(head) + " takes 0 or 1");
       op.on = w[1].text == "1";
     } else if (head[0] == '-') {
       op.kind = ProbeOp::Kind::remove;
@@ -122,7 +122,7 @@ std::vector<ProbeOp> parse_probe_script(std::string_view script, const std::stri
       }
     } else {
       fail(w[0].column, "unknown operation '" + std::string(head) +
-                            "' (expected p..., r..., -:EVENT, enable, disable or kprobes-enabled)");
+                            "' (expected p..., r..., -:EVENT, enable, disable, kprobes-enabled or kprobes-optimization)");
     }
     ops.push_back(std::move(op));
   }

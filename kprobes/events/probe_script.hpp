@@ -9,6 +9,8 @@
 //   enable [GRP/]EVENT       enable_kprobe() on it
 //   disable [GRP/]EVENT      disable_kprobe() on it
 //   kprobes-enabled 0|1      the debugfs kprobes/enabled knob
+//   kprobes-optimization 0|1 the debug.kprobes-optimization sysctl (x86 jump
+//                            optimization: unoptimize or optimize everything)
 //
 // CYCLE is decimal or 0x hex. A '#' starts a comment to the end of the
 // line (as Linux's trace_parse_run_command reads a kprobe_events file);
@@ -55,7 +57,7 @@ struct ProbeOp {
   // custom: no script line makes one; a program that schedules engine work
   // of its own beside a script's (a race scenario's text_poke_bp) gives
   // `run`, performed like the others, as an operation of the caller CPU.
-  enum class Kind : uint8_t { define, remove, enable, disable, knob, custom };
+  enum class Kind : uint8_t { define, remove, enable, disable, knob, optimization, custom };
   Kind kind = Kind::define;
   uint64_t cycle = 0;
   int line = 0;            // 1-based line in the script
@@ -66,7 +68,7 @@ struct ProbeOp {
   std::string group;       // remove/enable/disable: "" when not given
   std::string event;       // remove/enable/disable
   size_t event_column = 0; // where [GRP/]EVENT starts in the line
-  bool on = false;         // knob
+  bool on = false;         // knob, optimization
   std::function<void(Engine&)> run;  // custom (throws std::runtime_error to fail)
 };
 

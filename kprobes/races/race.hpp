@@ -61,8 +61,10 @@ struct Setup {
   // The kprobe-booster: off unless the scenario is about it (the races of
   // stepping out of line need the step).
   bool boost = false;
+  bool optimize = false;  // x86 jump optimization, likewise
   std::function<void(kprobes::Engine&)> configure;
-  // The engine as the scenario wants it: the booster, then `configure`.
+  // The engine as the scenario wants it: the booster and the optimizer,
+  // then `configure`.
   void apply(kprobes::Engine& e) const;
   std::vector<std::string> probes;
   std::string script;

@@ -70,6 +70,7 @@ Rig::Rig(const ElfImage& kernel, const Options& o) : m(machine_config(o)) {
 
 void Setup::apply(kprobes::Engine& e) const {
   e.set_boost(boost);
+  e.set_optimization(optimize);
   if (configure) configure(e);
 }
 

@@ -156,6 +156,14 @@ int X86Arch::can_optimize(const TextReader& text, uint64_t addr, const Symbol& f
   return 0;
 }
 
+bool X86Arch::encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const {
+  uint8_t b[16];
+  unsigned n = 0;
+  if (!x86arch::encode_jmp(at, target, b, n)) return false;
+  out.assign(b, b + n);
+  return true;
+}
+
 int X86Arch::build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
                           std::string& why) const {
   out.clear();

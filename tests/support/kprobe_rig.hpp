@@ -74,10 +74,12 @@ struct KprobeRig {
         }()) {
     m.load(image);
     eng = std::make_unique<kprobes::Engine>(m, mode);
-    // The engine boosts by default (as Linux); most tests here are about
-    // stepping out of line and its protocols, written before the booster:
-    // they opt in (tests/kprobes_boost_test.cpp, the probe-script churn).
+    // The engine boosts and jump-optimizes by default (as Linux); most tests
+    // here are about stepping out of line and its protocols, written before
+    // both: they opt in (tests/kprobes_boost_test.cpp,
+    // tests/kprobes_optimize_test.cpp).
     eng->set_boost(false);
+    eng->set_optimization(false);
   }
   Isa isa() const { return image.isa; }
   uint64_t sym(const char* name) const {

@@ -1,0 +1,303 @@
+// Jump optimization (optprobes; the Linux documents' "How Does Jump
+// Optimization Work?", kernel/kprobes.c's optimizer, arch/x86/kernel/
+// kprobes/opt.c). x86 only for now.
+//
+// A point whose probes have no post handler and no jprobe, in a region
+// can_optimize accepts (kprobes/x86/optimize.cpp), gets a detour buffer
+// (its own cells at the end of the slot area) and is *queued*: its int3
+// stays in the text, and a hit on it runs the handlers from the int3 as
+// usual, then continues in the detour's copy of the region instead of a
+// single step. The optimizer then waits for an RCU-tasks grace period (no
+// task may be preempted inside the region: it would resume in the middle
+// of the jump) and installs `jmp detour` over the region with
+// text_poke_bp, on the CPU whose interrupt ended the grace period: the
+// point is *optimized*, and a hit is the detour's load from the
+// optimizer's port (no trap). Unoptimizing (the point is removed or
+// disabled, a post handler or a probe inside the region is added, the knob
+// is turned off) puts the int3 and the original bytes back with
+// text_poke_bp; the detour buffer is freed after RCU-sched and RCU-tasks
+// grace periods (a CPU may still be running in it).
+//
+// Differences from Linux: the optimizer does not wait OPTIMIZE_DELAY (5
+// jiffies, which only batches work in Linux) before its RCU-tasks grace
+// period, which lasts longer than that anyway; a guest without RCU-tasks
+// (bare-metal images, no scheduler) gets the jump at once when the probe
+// is registered before the run, and never during one.
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/hex.hpp"
+#include "cpu/timing.hpp"
+#include "kprobes/engine.hpp"
+#include "sim/elf/symbols.hpp"
+
+namespace ksim::kprobes {
+
+namespace {
+// The detour's handler call (push; load; pop) before the copied region.
+constexpr uint64_t kDetourCallBytes = 12;
+constexpr uint64_t kPushBytes = 2;  // push %r11
+constexpr int kRsp = 4, kR11 = 11;  // RegSnapshot::gpr indices (x86 encoding order)
+}  // namespace
+
+bool Engine::can_stay_optimized(const ProbePoint& p) const {
+  if (!optimize_ || p.removed || !wants_breakpoint(p)) return false;
+  for (const auto& r : p.probes) {
+    if (!r->user || r->disabled) continue;
+    if (r->type == ProbeRec::Type::j) return false;  // its pre handler moves the PC
+    if (r->type == ProbeRec::Type::k && r->user->post_handler) return false;
+    if (r->user->moves_pc) return false;
+  }
+  return true;
+}
+
+void Engine::try_optimize(ProbePoint& p) {
+  if (p.opt != ProbePoint::Opt::none || p.detour || !opt_slots_.ready() || !can_stay_optimized(p)) return;
+  const Symbol* func = m_.symbols().containing(p.addr);
+  if (!func) return;
+  // No other probe inside the region, and this point not inside another's.
+  TextReader text = [this](uint64_t a, uint8_t* out, size_t n) { return read_original(a, out, n); };
+  OptRegion region;
+  std::string why;
+  if (arch_->can_optimize(text, p.addr, *func, region, why) < 0) {
+    emit(m_.cpu(caller_cpu_), p.addr, "optimize-refused");
+    return;
+  }
+  for (const auto& [a, q] : table_)
+    if (q.get() != &p && a > p.addr && a < p.addr + region.len) return;
+  unoptimize_around(p.addr);
+  refill_slots(as_caller());
+  const uint64_t cell = opt_slots_.alloc(cpus_);
+  if (!cell) return;
+  std::vector<uint8_t> code;
+  if (arch_->build_detour(region, p.addr, cell, code, why) < 0) {
+    opt_slots_.free(cell, cpus_);
+    return;
+  }
+  bus_.write_bytes(cell, code.data(), code.size(), as_caller());
+  if (!patcher_->deferring()) see_text_now();
+  p.region = region;
+  p.detour = cell;
+  p.opt = ProbePoint::Opt::queued;
+  auto keep = table_.at(p.addr);
+  by_detour_[cell] = keep;
+  emit(m_.cpu(caller_cpu_), p.addr, "optimize-queued", cell, region.len);
+  if (!rcu_->tasks_available()) {
+    // No scheduler to wait for: before any CPU runs, the jump goes in now.
+    if (!patcher_->deferring() && m_.cpu(caller_cpu_).instret() == 0) install_jump(keep, nullptr);
+    return;
+  }
+  emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu_tasks");
+  rcu_->call_rcu_tasks(m_.cpu(caller_cpu_), [this, keep](Cpu* at, uint64_t) {
+    if (at && keep->opt == ProbePoint::Opt::queued && can_stay_optimized(*keep)) install_jump(keep, at);
+  });
+}
+
+// text_poke_bp of `jmp detour` over the region's first 5 bytes, on `at`
+// (null: at once, nothing runs).
+void Engine::install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at) {
+  std::string why;
+  std::vector<uint8_t> bytes;
+  if (!arch_->encode_jump(p->addr, p->detour, bytes) || bytes.size() != 5) return;
+  auto done = [this, p](Cpu* cpu) {
+    if (p->opt != ProbePoint::Opt::optimizing) return;
+    p->opt = ProbePoint::Opt::optimized;
+    ++stats_.optimized;
+    for (auto& r : p->probes)
+      if (r->user) r->user->flags |= kFlagOptimized;
+    if (cpu) emit(*cpu, p->addr, "optimized", p->detour);
+  };
+  p->opt = ProbePoint::Opt::optimizing;
+  if (!at) {
+    bus_.write_bytes(p->addr, bytes.data(), bytes.size(), as_caller());
+    see_text_now();
+    done(nullptr);
+    return;
+  }
+  // The int3 handler emulates the new instruction: the jmp to the detour.
+  auto emulate = std::make_shared<ProbeInsn>();
+  TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
+    for (size_t i = 0; i < len; ++i) out[i] = a + i >= p->addr && a + i < p->addr + 5 ? bytes[a + i - p->addr] : 0x90;
+    return true;
+  };
+  if (arch_->analyse(text, p->addr, nullptr, StepMode::modern, *emulate, why) < 0) {
+    p->opt = ProbePoint::Opt::queued;
+    return;
+  }
+  const int caller = caller_cpu_;
+  begin_op(at->id());
+  emit(*at, p->addr, "optimize", p->detour);
+  if (patcher_->deferring()) {
+    patcher_->queue_bytes(p->addr, bytes, true, emulate, done);
+  } else {  // (the caller is not online: nothing runs kernel text yet)
+    bus_.write_bytes(p->addr, bytes.data(), bytes.size(), Accessor{at->id(), at->cycle()});
+    see_text_now();
+    done(nullptr);
+  }
+  end_op();
+  caller_cpu_ = caller;
+}
+
+// The int3 and the original bytes back (Linux's unoptimize_kprobe); the
+// detour buffer is freed after the grace periods.
+void Engine::unoptimize(ProbePoint& p) {
+  using Opt = ProbePoint::Opt;
+  if (p.opt == Opt::none || p.opt == Opt::unoptimizing) return;
+  const bool jump_in = p.opt == Opt::optimizing || p.opt == Opt::optimized;
+  for (auto& r : p.probes)
+    if (r->user) r->user->flags &= ~kFlagOptimized;
+  ++stats_.unoptimized;
+  emit(m_.cpu(caller_cpu_), p.addr, "unoptimize", p.detour);
+  if (!jump_in) {
+    p.opt = Opt::none;
+    free_detour(p);
+    return;
+  }
+  // The region's first 5 bytes as they were, with the probe's int3 on the
+  // first (the point stays armed; disarming, if wanted, follows).
+  std::vector<uint8_t> bytes(p.region.bytes, p.region.bytes + 5);
+  bytes[0] = p.insn.bp[0];
+  auto keep = table_.count(p.addr) ? table_.at(p.addr) : nullptr;
+  p.opt = Opt::unoptimizing;
+  auto done = [this, keep](Cpu*) {
+    if (!keep || keep->opt != Opt::unoptimizing) return;
+    keep->opt = Opt::none;
+    free_detour(*keep);
+  };
+  if (patcher_->deferring()) {
+    // Meanwhile a CPU at the temporary int3 goes on to the detour, which is
+    // what the old text did.
+    auto emulate = std::make_shared<ProbeInsn>();
+    std::vector<uint8_t> jmp;
+    arch_->encode_jump(p.addr, p.detour, jmp);
+    TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
+      for (size_t i = 0; i < len; ++i) out[i] = a + i >= p.addr && a + i < p.addr + 5 ? jmp[a + i - p.addr] : 0x90;
+      return true;
+    };
+    std::string why;
+    arch_->analyse(text, p.addr, nullptr, StepMode::modern, *emulate, why);
+    patcher_->queue_bytes(p.addr, bytes, true, emulate, done);
+    return;
+  }
+  bus_.write_bytes(p.addr, bytes.data(), bytes.size(), as_caller());
+  see_text_now();
+  charge_caller(timing::kTextPokeCycles);
+  done(nullptr);
+}
+
+void Engine::unoptimize_around(uint64_t addr) {
+  for (auto& [a, q] : table_)
+    if (q->opt != ProbePoint::Opt::none && addr > a && addr < a + q->region.len) unoptimize(*q);
+}
+
+void Engine::free_detour(ProbePoint& p) {
+  const uint64_t cell = p.detour;
+  if (!cell) return;
+  p.detour = 0;
+  auto release = [this, cell](Cpu* at, uint64_t cycle) {
+    by_detour_.erase(cell);
+    // Breakpoints again, as the image has the slot area.
+    std::vector<uint8_t> fill(kDetourCell);
+    uint8_t bp[4];
+    const unsigned n = arch_->breakpoint_bytes(bp);
+    for (size_t i = 0; i < fill.size(); ++i) fill[i] = bp[i % n];
+    bus_.write_bytes(cell, fill.data(), fill.size(), at ? Accessor{at->id(), cycle} : as_caller());
+    static const std::vector<CtlBlk> kNobody;
+    opt_slots_.free(cell, kNobody);
+    (void)opt_slots_.collect(kNobody);
+    if (at) emit_at(cycle, at->id(), cell, "detour-free", cell);
+  };
+  if (!rcu_->available()) {
+    // No grace periods in this guest: kept until the run is over.
+    if (m_.cpu(caller_cpu_).instret() == 0) release(nullptr, 0);
+    return;
+  }
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, release](Cpu* at, uint64_t cycle) {
+    if (at && rcu_->tasks_available())
+      rcu_->call_rcu_tasks(*at, release);
+    else
+      release(at, cycle);
+  });
+}
+
+void Engine::set_optimization(bool on) {
+  if (optimize_ == on) return;
+  optimize_ = on;
+  std::vector<uint64_t> addrs;
+  for (auto& [a, p] : table_) addrs.push_back(a);
+  std::sort(addrs.begin(), addrs.end());
+  for (uint64_t a : addrs) {
+    if (on)
+      try_optimize(*table_[a]);
+    else
+      unoptimize(*table_[a]);
+  }
+}
+
+// The detour's load (kprobes/rethook.hpp's port, +8): Linux's
+// optimized_callback. The registers are the probe point's but for the
+// pushed r11 (on the stack) and the PC (in the detour): the handlers see
+// rsp + 8 and the probed address, and a change they make to r11 goes to
+// the stack slot the detour pops it from. A change of the PC is ignored
+// (the Linux documents' note on optimized probes), as is one of rsp.
+bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
+  if (!graveyard_.empty()) graveyard_.clear();
+  Cpu& cpu = m_.cpu(cpu_id);
+  value = 0;
+  auto it = by_detour_.find(cpu.pc() - kPushBytes);
+  if (it == by_detour_.end()) {
+    m_.request_stop("kprobes: a load from the optimizer port at " + m_.symbols().format(cpu.pc()) +
+                    ", outside any detour buffer");
+    return true;
+  }
+  ProbePoint& p = *it->second;
+  CtlBlk& cb = cpus_[static_cast<size_t>(cpu_id)];
+  if (cb.status != KStatus::idle) {  // inside another probe's handling: kprobe_running()
+    for (auto& r : p.probes)
+      if (r->user) ++r->user->nmissed;
+    ++stats_.misses;
+    emit(cpu, p.addr, "optimized-miss");
+    cpu.add_cycles(timing::kOptimizedCallbackCycles);
+    return true;
+  }
+  const RegSnapshot at = arch_->snapshot(cpu);
+  RegSnapshot view = at;
+  view.gpr[kRsp] = at.gpr[kRsp] + 8;
+  view.pc = p.addr;
+  uint64_t r11 = 0;
+  bus_.read_bytes(at.gpr[kRsp], &r11, 8);
+  view.gpr[kR11] = r11;
+  arch_->restore_snapshot(cpu, view);
+  cb.status = KStatus::hit_active;
+  uint64_t handlers = 0;
+  if (p.probes.size() != 1 || !p.probes.front()->internal) {
+    ++stats_.hits;
+    ++stats_.optimized_hits;
+  }
+  for (size_t i = 0; i < p.probes.size(); ++i) {
+    ProbeRec* rec = p.probes[i].get();
+    if (rec->disabled || !rec->user) continue;
+    ++rec->user->hits;
+    ++handlers;
+    if (rec->type == ProbeRec::Type::k && rec->user->pre_handler)
+      rec->user->pre_handler(*rec->user, cpu);  // its return value does not matter here
+    else if (rec->type == ProbeRec::Type::r)
+      kretprobe_entry(cpu, *rec);
+  }
+  cb.status = KStatus::idle;
+  RegSnapshot after = arch_->snapshot(cpu);
+  const uint64_t new_r11 = after.gpr[kR11];
+  bus_.write_bytes(at.gpr[kRsp], &new_r11, 8, Accessor{cpu_id, cpu.cycle()});
+  after.gpr[kRsp] = at.gpr[kRsp];
+  after.gpr[kR11] = at.gpr[kR11];
+  after.pc = at.pc;
+  arch_->restore_snapshot(cpu, after);
+  // (No handler: every probe there disabled or removed while the jump is
+  // still in, as Linux's optimized_callback skips a disabled probe.)
+  if (handlers == 0) ++stats_.unhandled;
+  emit(cpu, p.addr, handlers ? "optimized-hit" : "optimized-unhandled", p.detour);
+  cpu.add_cycles(timing::kOptimizedCallbackCycles + handlers * timing::kKprobeHandlerCycles);
+  return true;
+}
+
+}  // namespace ksim::kprobes
