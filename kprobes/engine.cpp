@@ -54,6 +54,8 @@ Engine::Engine(Machine& m, StepMode mode)
   if (arch_->isa() == Isa::x86_64 && slots_end >= layout_.slots_begin + kReservedBytes + 2 * kDetourArea) {
     slots_end -= kDetourArea;
     opt_slots_.init(slots_end, layout_.slots_end, kDetourCell);
+    detour_base_ = slots_end;
+    by_detour_.resize(kDetourArea / kDetourCell);
   }
   if (slots_end > layout_.slots_begin + kReservedBytes)
     slots_.init(layout_.slots_begin + kReservedBytes, slots_end, arch_->slot_size());

@@ -411,7 +411,15 @@ class Engine final : public HostAgent {
   static constexpr unsigned kDetourCell = 64;
   static constexpr uint64_t kDetourArea = 16 * 1024;
   SlotAllocator opt_slots_;
-  std::unordered_map<uint64_t, std::shared_ptr<ProbePoint>> by_detour_;
+  // The point of each detour cell (by cell index from detour_base_: the
+  // optimizer port's lookup, once per optimized hit).
+  uint64_t detour_base_ = 0;
+  std::vector<std::shared_ptr<ProbePoint>> by_detour_;
+  std::shared_ptr<ProbePoint>* detour_entry(uint64_t cell) {
+    const uint64_t off = cell - detour_base_;
+    if (off % kDetourCell || off / kDetourCell >= by_detour_.size()) return nullptr;
+    return &by_detour_[off / kDetourCell];
+  }
   HookResult do_post(Cpu& cpu, CtlBlk& cb);
   void reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p);
   HookResult stop(const std::string& why);

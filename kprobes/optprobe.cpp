@@ -80,7 +80,7 @@ void Engine::try_optimize(ProbePoint& p) {
   p.detour = cell;
   p.opt = ProbePoint::Opt::queued;
   auto keep = table_.at(p.addr);
-  by_detour_[cell] = keep;
+  if (auto* e = detour_entry(cell)) *e = keep;
   emit(m_.cpu(caller_cpu_), p.addr, "optimize-queued", cell, region.len);
   if (!rcu_->tasks_available()) {
     // No scheduler to wait for: before any CPU runs, the jump goes in now.
@@ -195,7 +195,7 @@ void Engine::free_detour(ProbePoint& p) {
   if (!cell) return;
   p.detour = 0;
   auto release = [this, cell](Cpu* at, uint64_t cycle) {
-    by_detour_.erase(cell);
+    if (auto* e = detour_entry(cell)) e->reset();
     // Breakpoints again, as the image has the slot area.
     std::vector<uint8_t> fill(kDetourCell);
     uint8_t bp[4];
@@ -244,13 +244,13 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
   if (!graveyard_.empty()) graveyard_.clear();
   Cpu& cpu = m_.cpu(cpu_id);
   value = 0;
-  auto it = by_detour_.find(cpu.pc() - kPushBytes);
-  if (it == by_detour_.end()) {
+  std::shared_ptr<ProbePoint>* entry = detour_entry(cpu.pc() - kPushBytes);
+  if (!entry || !*entry) {
     m_.request_stop("kprobes: a load from the optimizer port at " + m_.symbols().format(cpu.pc()) +
                     ", outside any detour buffer");
     return true;
   }
-  ProbePoint& p = *it->second;
+  ProbePoint& p = **entry;
   CtlBlk& cb = cpus_[static_cast<size_t>(cpu_id)];
   if (cb.status != KStatus::idle) {  // inside another probe's handling: kprobe_running()
     for (auto& r : p.probes)
@@ -260,14 +260,14 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
     cpu.add_cycles(timing::kOptimizedCallbackCycles);
     return true;
   }
-  const RegSnapshot at = arch_->snapshot(cpu);
-  RegSnapshot view = at;
-  view.gpr[kRsp] = at.gpr[kRsp] + 8;
-  view.pc = p.addr;
-  uint64_t r11 = 0;
-  bus_.read_bytes(at.gpr[kRsp], &r11, 8);
-  view.gpr[kR11] = r11;
-  arch_->restore_snapshot(cpu, view);
+  // The probe point's registers for the handlers (no full snapshot: only
+  // rsp, r11 and the PC differ in the detour).
+  const uint64_t rsp = cpu.gpr(kRsp), r11 = cpu.gpr(kR11), pc = cpu.pc();
+  uint64_t pushed = 0;
+  bus_.read_bytes(rsp, &pushed, 8);
+  cpu.set_gpr(kRsp, rsp + 8);
+  cpu.set_gpr(kR11, pushed);
+  cpu.set_pc(p.addr);
   cb.status = KStatus::hit_active;
   uint64_t handlers = 0;
   if (p.probes.size() != 1 || !p.probes.front()->internal) {
@@ -285,13 +285,11 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
       kretprobe_entry(cpu, *rec);
   }
   cb.status = KStatus::idle;
-  RegSnapshot after = arch_->snapshot(cpu);
-  const uint64_t new_r11 = after.gpr[kR11];
-  bus_.write_bytes(at.gpr[kRsp], &new_r11, 8, Accessor{cpu_id, cpu.cycle()});
-  after.gpr[kRsp] = at.gpr[kRsp];
-  after.gpr[kR11] = at.gpr[kR11];
-  after.pc = at.pc;
-  arch_->restore_snapshot(cpu, after);
+  const uint64_t new_r11 = cpu.gpr(kR11);
+  if (new_r11 != pushed) bus_.write_bytes(rsp, &new_r11, 8, Accessor{cpu_id, cpu.cycle()});
+  cpu.set_gpr(kR11, r11);
+  cpu.set_gpr(kRsp, rsp);
+  cpu.set_pc(pc);
   // (No handler: every probe there disabled or removed while the jump is
   // still in, as Linux's optimized_callback skips a disabled probe.)
   if (handlers == 0) ++stats_.unhandled;
