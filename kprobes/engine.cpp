@@ -285,18 +285,18 @@ void Engine::point_patched(ProbePoint& p) {
   // The callback runs in the interrupt of the CPU that ended the grace
   // period: that CPU frees the slot and refills it with breakpoints, at
   // that cycle (a fixed point of the run, whatever the schedule).
-  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep, r = readers()](Cpu* at, uint64_t cycle) {
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, keep, r = readers(), gen = p.removals](Cpu* at, uint64_t cycle) {
     if (at) check_readers(r, keep->addr, cycle);  // (not when the run is over and flush() runs it)
-    if (!keep->removed || keep->armed || keep->retired) return;
-    auto free_it = [this, keep](Cpu* at2, uint64_t cycle2) {
-      if (!keep->removed || keep->armed || keep->retired) return;
+    if (!keep->removed || keep->armed || keep->retired || keep->removals != gen) return;
+    auto free_it = [this, keep, gen](Cpu* at2, uint64_t cycle2) {
+      if (!keep->removed || keep->armed || keep->retired || keep->removals != gen) return;
       const uint64_t slot = keep->slot;
       retire(*keep, false, true);
       if (slot && at2) emit_at(cycle2, at2->id(), slot, "slot-free", slot);
     };
     // A boosted slot on a preemptible kernel: a task preempted in it has
     // passed RCU-sched quiescent states; only RCU-tasks waits for it.
-    if (at && keep->boosted_hits && layout_.preemptible && rcu_->tasks_available()) {
+    if (at && keep->boosted_hits && layout_.preemptible && rcu_->tasks_available() && boost_tasks_grace_) {
       emit_at(cycle, at->id(), keep->addr, "synchronize_rcu_tasks");
       rcu_->call_rcu_tasks(*at, free_it);
     } else {
@@ -538,6 +538,7 @@ void Engine::remove_probe(ProbeRec& rec) {
   // that hits the breakpoint meanwhile steps it with no handler, as Linux
   // does with a disabled kprobe still in its hash table).
   point->removed = true;
+  ++point->removals;
   unoptimize(*point);
   if (patcher_->deferring()) {
     patcher_->queue(point);
@@ -722,7 +723,7 @@ void Engine::free_boosted_slot(uint64_t slot, uint64_t addr) {
       unfilled_.push_back(slot);
       if (at2) emit_at(cycle2, at2->id(), slot, "slot-free", slot);
     };
-    if (at && layout_.preemptible && rcu_->tasks_available()) {
+    if (at && layout_.preemptible && rcu_->tasks_available() && boost_tasks_grace_) {
       emit_at(cycle, at->id(), addr, "synchronize_rcu_tasks");
       rcu_->call_rcu_tasks(*at, done);
     } else {

@@ -59,6 +59,10 @@ struct ProbePoint {
   uint64_t slot = 0;   // 0 for emulated instructions
   bool armed = false;     // the breakpoint is in memory
   bool removed = false;   // unregistered (in-flight hits may still hold it)
+  // Counts the removals of the point's last probe: a grace period's
+  // callback acts only for the removal it was started for (a point revived
+  // by a new registration and removed again has a later one).
+  uint64_t removals = 0;
   bool queued = false;    // a patching job will bring its text to what is wanted
   bool retired = false;   // out of the table, its slot given back
   uint64_t boosted_hits = 0;  // hits that ran the slot with no trap to end them
@@ -230,6 +234,10 @@ class Engine final : public HostAgent {
   // Turning it off moves modern mode's boosted points to stepping slots
   // (their slots end with a jump, not the int3 a step needs).
   void set_boost(bool on);
+  // Broken on purpose, for `ksim race boost-preempted` only: a boosted slot
+  // on a preemptible kernel is freed after an RCU-sched grace period, with
+  // no RCU-tasks grace period after it.
+  void set_boost_tasks_grace(bool on) { boost_tasks_grace_ = on; }
   bool boost() const { return boost_; }
   bool boosting() const;
   // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
@@ -462,6 +470,7 @@ class Engine final : public HostAgent {
   bool slot_grace_ = true;
   bool stray_as_foreign_ = false;
   bool boost_ = true;
+  bool boost_tasks_grace_ = true;
   bool rethook_ = false;
   std::unique_ptr<RethookPort> rethook_port_;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }

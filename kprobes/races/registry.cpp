@@ -19,6 +19,7 @@ KSIM_RACE(sail_past)
 KSIM_RACE(slot_reuse)
 KSIM_RACE(stale_code)
 KSIM_RACE(stray_trap)
+KSIM_RACE(boost_preempted)
 #undef KSIM_RACE
 #define KSIM_RACE_FNS(fn) fn##_setup, fn##_checker, fn##_notes
 
@@ -49,6 +50,10 @@ const std::vector<Scenario>& scenarios() {
        "a live 5-byte nop turned into a jmp while every CPU runs it: text_poke_bp (correct) or one byte at a "
        "time (broken); no CPU may fetch a mix of old and new bytes",
        true, false, KSIM_RACE_FNS(torn_write)},
+      {"boost-preempted",
+       "a boosted kprobe removed on the preemptible kernel: its slot freed after RCU-sched and RCU-tasks grace "
+       "periods (correct) or RCU-sched only (broken); no task may run in a boosted slot freed after it entered",
+       true, false, KSIM_RACE_FNS(boost_preempted)},
   };
   return list;
 }
