@@ -238,6 +238,9 @@ class Engine final : public HostAgent {
   // on a preemptible kernel is freed after an RCU-sched grace period, with
   // no RCU-tasks grace period after it.
   void set_boost_tasks_grace(bool on) { boost_tasks_grace_ = on; }
+  // Broken on purpose, for `ksim race kretprobe-maxactive` only: a
+  // kretprobe entry that finds its pool empty counts nothing.
+  void set_count_kretprobe_misses(bool on) { count_kretprobe_misses_ = on; }
   bool boost() const { return boost_; }
   bool boosting() const;
   // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
@@ -471,6 +474,7 @@ class Engine final : public HostAgent {
   bool stray_as_foreign_ = false;
   bool boost_ = true;
   bool boost_tasks_grace_ = true;
+  bool count_kretprobe_misses_ = true;
   bool rethook_ = false;
   std::unique_ptr<RethookPort> rethook_port_;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }

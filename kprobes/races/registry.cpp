@@ -20,6 +20,7 @@ KSIM_RACE(slot_reuse)
 KSIM_RACE(stale_code)
 KSIM_RACE(stray_trap)
 KSIM_RACE(boost_preempted)
+KSIM_RACE(kretprobe_maxactive)
 #undef KSIM_RACE
 #define KSIM_RACE_FNS(fn) fn##_setup, fn##_checker, fn##_notes
 
@@ -54,6 +55,10 @@ const std::vector<Scenario>& scenarios() {
        "a boosted kprobe removed on the preemptible kernel: its slot freed after RCU-sched and RCU-tasks grace "
        "periods (correct) or RCU-sched only (broken); no task may run in a boosted slot freed after it entered",
        true, false, KSIM_RACE_FNS(boost_preempted)},
+      {"kretprobe-maxactive",
+       "a kretprobe with maxactive 4 on the recursive fib_recursive: an entry with no free instance counted in "
+       "nmissed (correct) or not (broken); returns handled plus misses must equal the kernel's own call count",
+       true, true, KSIM_RACE_FNS(kretprobe_maxactive)},
   };
   return list;
 }
