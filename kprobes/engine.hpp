@@ -123,6 +123,11 @@ struct EngineStats {
 };
 
 // How probe hits on different CPUs synchronise (docs/KPROBES.md, "Locking").
+// What the jump optimizer waits for before it writes a jump (Linux:
+// synchronize_rcu_tasks). The others are broken on purpose, for `ksim race
+// dcr-interrupted` (none) and `dcr-preempted` (rcu_sched) only.
+enum class OptimizerWait : uint8_t { rcu_tasks, rcu_sched, none };
+
 enum class Locking : uint8_t {
   rcu,       // per-CPU state (CtlBlk) and a lock-free lookup: hits run in parallel (Linux since 2.6.13)
   spinlock,  // one global kprobe_lock around every hit's handler path (Linux 2.6.9, the paper's baseline)
@@ -241,6 +246,7 @@ class Engine final : public HostAgent {
   // Broken on purpose, for `ksim race kretprobe-maxactive` only: a
   // kretprobe entry that finds its pool empty counts nothing.
   void set_count_kretprobe_misses(bool on) { count_kretprobe_misses_ = on; }
+  void set_optimizer_wait(OptimizerWait w) { optimizer_wait_ = w; }
   bool boost() const { return boost_; }
   bool boosting() const;
   // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
@@ -475,6 +481,7 @@ class Engine final : public HostAgent {
   bool boost_ = true;
   bool boost_tasks_grace_ = true;
   bool count_kretprobe_misses_ = true;
+  OptimizerWait optimizer_wait_ = OptimizerWait::rcu_tasks;
   bool rethook_ = false;
   std::unique_ptr<RethookPort> rethook_port_;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }

@@ -87,10 +87,22 @@ void Engine::try_optimize(ProbePoint& p) {
     if (!patcher_->deferring() && m_.cpu(caller_cpu_).instret() == 0) install_jump(keep, nullptr);
     return;
   }
-  emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu_tasks");
-  rcu_->call_rcu_tasks(m_.cpu(caller_cpu_), [this, keep](Cpu* at, uint64_t) {
+  auto optimizer = [this, keep](Cpu* at, uint64_t) {
     if (at && keep->opt == ProbePoint::Opt::queued && can_stay_optimized(*keep)) install_jump(keep, at);
-  });
+  };
+  switch (optimizer_wait_) {
+    case OptimizerWait::rcu_tasks:
+      emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu_tasks");
+      rcu_->call_rcu_tasks(m_.cpu(caller_cpu_), optimizer);
+      break;
+    case OptimizerWait::rcu_sched:  // (broken on purpose: ksim race dcr-preempted)
+      emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu");
+      rcu_->call_rcu(m_.cpu(caller_cpu_), optimizer);
+      break;
+    case OptimizerWait::none:  // (broken on purpose: ksim race dcr-interrupted)
+      install_jump(keep, &m_.cpu(caller_cpu_));
+      break;
+  }
 }
 
 // text_poke_bp of `jmp detour` over the region's first 5 bytes, on `at`

@@ -21,6 +21,8 @@ KSIM_RACE(stale_code)
 KSIM_RACE(stray_trap)
 KSIM_RACE(boost_preempted)
 KSIM_RACE(kretprobe_maxactive)
+KSIM_RACE(dcr_interrupted)
+KSIM_RACE(dcr_preempted)
 #undef KSIM_RACE
 #define KSIM_RACE_FNS(fn) fn##_setup, fn##_checker, fn##_notes
 
@@ -59,6 +61,14 @@ const std::vector<Scenario>& scenarios() {
        "a kretprobe with maxactive 4 on the recursive fib_recursive: an entry with no free instance counted in "
        "nmissed (correct) or not (broken); returns handled plus misses must equal the kernel's own call count",
        true, true, KSIM_RACE_FNS(kretprobe_maxactive)},
+      {"dcr-interrupted",
+       "a kprobe on the hottest function jump-optimized after an RCU-tasks grace period (correct) or at once "
+       "(broken); no CPU may run inside the jump being written",
+       true, false, KSIM_RACE_FNS(dcr_interrupted)},
+      {"dcr-preempted",
+       "the same after an RCU-tasks grace period (correct) or an RCU-sched one (broken), which a task preempted "
+       "inside the region has passed",
+       true, false, KSIM_RACE_FNS(dcr_preempted)},
   };
   return list;
 }
