@@ -735,6 +735,11 @@ void Engine::free_boosted_slot(uint64_t slot, uint64_t addr) {
 // The run is over: quarantined boosted slots come back, except one a CPU
 // has stopped in (a debugger may run on from there).
 void Engine::release_quarantine() {
+  for (uint64_t c : quarantined_detours_) {
+    if (auto* e = detour_entry(c)) e->reset();
+    unfilled_detours_.push_back(c);
+  }
+  quarantined_detours_.clear();
   std::vector<uint64_t> keep;
   for (uint64_t s : quarantine_) {
     bool in_use = false;
@@ -749,6 +754,19 @@ void Engine::release_quarantine() {
 }
 
 void Engine::refill_slots(const Accessor& who) {
+  if (!unfilled_detours_.empty()) {
+    std::vector<uint8_t> fill(kDetourCell);
+    uint8_t bp[4];
+    const unsigned n = arch_->breakpoint_bytes(bp);
+    for (size_t i = 0; i < fill.size(); ++i) fill[i] = bp[i % n];
+    static const std::vector<CtlBlk> kNobody;
+    for (uint64_t c : unfilled_detours_) {
+      bus_.write_bytes(c, fill.data(), fill.size(), who);
+      opt_slots_.free(c, kNobody);
+    }
+    (void)opt_slots_.collect(kNobody);
+    unfilled_detours_.clear();
+  }
   if (unfilled_.empty()) return;
   const std::vector<uint8_t> cell = breakpoint_cell();
   for (uint64_t s : unfilled_) {

@@ -74,6 +74,10 @@ struct ProbePoint {
   Opt opt = Opt::none;
   OptRegion region;
   uint64_t detour = 0;  // its detour buffer (0: none)
+  // Counts the times it was queued for optimization: the optimizer's grace
+  // period acts only for the queueing it was started for (a point
+  // unoptimized and queued again has a later one).
+  uint64_t opt_gen = 0;
   std::vector<std::shared_ptr<ProbeRec>> probes;
   bool all_disabled() const;
 };
@@ -190,7 +194,7 @@ class Engine final : public HostAgent {
   // to the allocator at the next registration (or reclaim), a point every
   // schedule reaches in the same order.
   void refill_slots(const Accessor& who);
-  std::vector<uint64_t> unfilled_;
+  std::vector<uint64_t> unfilled_, unfilled_detours_, quarantined_detours_;
   // The host's writes to guest memory are made as the caller CPU, at its clock.
   Accessor as_caller() const;
   // Live kretprobe instances (all tasks).
@@ -250,8 +254,8 @@ class Engine final : public HostAgent {
   bool boost() const { return boost_; }
   bool boosting() const;
   // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
-  // on by default. Turning it off unoptimizes every point, on again
-  // optimizes every point that can be.
+  // off by default while it is experimental (Linux has it on). Turning it
+  // off unoptimizes every point, on again optimizes every point that can be.
   void set_optimization(bool on);
   // A registered probe's handlers changed (Kprobe::moves_pc): the point is
   // unoptimized or optimized as they now allow.
@@ -422,7 +426,7 @@ class Engine final : public HostAgent {
   // Unoptimizes any optimized point whose region holds `addr` (a probe
   // registered inside it).
   void unoptimize_around(uint64_t addr);
-  bool optimize_ = true;
+  bool optimize_ = false;  // experimental: off by default (docs/KPROBES_X86.md)
   // Detour buffers: 64-byte cells in the last 16 KiB of the slot area (the
   // handler call, a region of up to 19 bytes, the jump back).
   static constexpr unsigned kDetourCell = 64;

@@ -373,10 +373,12 @@ bool Engine::boost_now(const ProbePoint& p) const {
 }
 
 void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
-  if (p.detour && p.opt != ProbePoint::Opt::none && cb.status == KStatus::hit_active && can_stay_optimized(p)) {
-    // A point queued for optimization (or being patched): the handlers ran
-    // from the int3; the region runs from the detour buffer's copy, after
-    // its handler call, with no step (Linux's setup_detour_execution).
+  if (p.detour && p.opt != ProbePoint::Opt::none && cb.status == KStatus::hit_active) {
+    // A point queued for optimization, or whose jump is being written or
+    // taken out: the handlers ran from the int3; the region runs from the
+    // detour buffer's copy, after its handler call, with no step (Linux's
+    // setup_detour_execution). Never a step: it would resume after the
+    // first instruction, which may be inside the jump's bytes by then.
     ++stats_.detour_hits;
     emit(cpu, p.addr, "detour", p.detour);
     leave(cpu, cb, p.detour + 12);

@@ -79,6 +79,7 @@ void Engine::try_optimize(ProbePoint& p) {
   p.region = region;
   p.detour = cell;
   p.opt = ProbePoint::Opt::queued;
+  const uint64_t gen = ++p.opt_gen;
   auto keep = table_.at(p.addr);
   if (auto* e = detour_entry(cell)) *e = keep;
   emit(m_.cpu(caller_cpu_), p.addr, "optimize-queued", cell, region.len);
@@ -87,8 +88,9 @@ void Engine::try_optimize(ProbePoint& p) {
     if (!patcher_->deferring() && m_.cpu(caller_cpu_).instret() == 0) install_jump(keep, nullptr);
     return;
   }
-  auto optimizer = [this, keep](Cpu* at, uint64_t) {
-    if (at && keep->opt == ProbePoint::Opt::queued && can_stay_optimized(*keep)) install_jump(keep, at);
+  auto optimizer = [this, keep, gen](Cpu* at, uint64_t) {
+    if (at && keep->opt == ProbePoint::Opt::queued && keep->opt_gen == gen && can_stay_optimized(*keep))
+      install_jump(keep, at);
   };
   switch (optimizer_wait_) {
     case OptimizerWait::rcu_tasks:
@@ -111,8 +113,8 @@ void Engine::install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at) {
   std::string why;
   std::vector<uint8_t> bytes;
   if (!arch_->encode_jump(p->addr, p->detour, bytes) || bytes.size() != 5) return;
-  auto done = [this, p](Cpu* cpu) {
-    if (p->opt != ProbePoint::Opt::optimizing) return;
+  auto done = [this, p, gen = p->opt_gen](Cpu* cpu) {
+    if (p->opt != ProbePoint::Opt::optimizing || p->opt_gen != gen) return;
     p->opt = ProbePoint::Opt::optimized;
     ++stats_.optimized;
     for (auto& r : p->probes)
@@ -171,8 +173,8 @@ void Engine::unoptimize(ProbePoint& p) {
   bytes[0] = p.insn.bp[0];
   auto keep = table_.count(p.addr) ? table_.at(p.addr) : nullptr;
   p.opt = Opt::unoptimizing;
-  auto done = [this, keep](Cpu*) {
-    if (!keep || keep->opt != Opt::unoptimizing) return;
+  auto done = [this, keep, gen = p.opt_gen](Cpu*) {
+    if (!keep || keep->opt != Opt::unoptimizing || keep->opt_gen != gen) return;
     keep->opt = Opt::none;
     free_detour(*keep);
   };
@@ -206,22 +208,20 @@ void Engine::free_detour(ProbePoint& p) {
   const uint64_t cell = p.detour;
   if (!cell) return;
   p.detour = 0;
+  // After the grace periods the cell waits, like a slot, for the next
+  // registration (or the end of the run) to be refilled and reused: a
+  // point every schedule reaches in the same order (refill_slots).
   auto release = [this, cell](Cpu* at, uint64_t cycle) {
     if (auto* e = detour_entry(cell)) e->reset();
-    // Breakpoints again, as the image has the slot area.
-    std::vector<uint8_t> fill(kDetourCell);
-    uint8_t bp[4];
-    const unsigned n = arch_->breakpoint_bytes(bp);
-    for (size_t i = 0; i < fill.size(); ++i) fill[i] = bp[i % n];
-    bus_.write_bytes(cell, fill.data(), fill.size(), at ? Accessor{at->id(), cycle} : as_caller());
-    static const std::vector<CtlBlk> kNobody;
-    opt_slots_.free(cell, kNobody);
-    (void)opt_slots_.collect(kNobody);
+    unfilled_detours_.push_back(cell);
     if (at) emit_at(cycle, at->id(), cell, "detour-free", cell);
   };
   if (!rcu_->available()) {
     // No grace periods in this guest: kept until the run is over.
-    if (m_.cpu(caller_cpu_).instret() == 0) release(nullptr, 0);
+    if (m_.cpu(caller_cpu_).instret() == 0)
+      release(nullptr, 0);
+    else
+      quarantined_detours_.push_back(cell);
     return;
   }
   rcu_->call_rcu(m_.cpu(caller_cpu_), [this, release](Cpu* at, uint64_t cycle) {

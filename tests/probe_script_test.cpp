@@ -458,6 +458,46 @@ void churn_16(Isa isa) {
 }
 }  // namespace
 
+// x86 with jump optimization on (the rigs turn it off):
+// scripts/optchurn.probes, the churn with the optimization knob turned off
+// and on each round, 200 seeds on 4 CPUs; optimizing and unoptimizing
+// through text_poke_bp under the relaxed code model, and the text
+// byte-exact once the probes are gone and the run's grace periods are over.
+// (Before each grace period's callback was tied to the queueing it was
+// started for, seeds 4, 13 and 17 broke the kernel here. With the booster
+// on as well, seed 62 still does: a known open bug, docs/KPROBES_X86.md.)
+TEST_CASE("probe script churn with jump optimization, 200 seeds on 4 CPUs, ends with the text byte-exact: x86",
+          "[kprobes][script][churn][optprobe]") {
+  std::ifstream in(std::string(KSIM_SOURCE_DIR) + "/scripts/optchurn.probes");
+  REQUIRE(in);
+  const std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t optimized = 0, unoptimized = 0, detoured = 0, through_jump = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    ScriptRig s(Isa::x86_64, 4, script, 1 + static_cast<int>(seed % 3), seed);
+    s.rig.eng->set_optimization(true);
+    RunResult r = s.ops->run(s.rig.m);
+    INFO("seed " << seed << ": " << r.reason);
+    REQUIRE(s.rig.passed(r));
+    for (const auto& o : s.ops->outcomes()) CHECK_FALSE(o.failed);
+    CHECK(s.rig.eng->stats().rcu_violations == 0);
+    optimized += s.rig.eng->stats().optimized;
+    unoptimized += s.rig.eng->stats().unoptimized;
+    detoured += s.rig.eng->stats().detour_hits;
+    through_jump += s.rig.eng->stats().optimized_hits;
+    std::vector<SessionProbe*> live;
+    for (const auto& p : s.session.probes())
+      if (!p->removed) live.push_back(p.get());
+    for (SessionProbe* p : live) s.session.remove(*p);
+    s.rig.eng->finish_patching();
+    REQUIRE(s.rig.text_diff().empty());
+  }
+  // Every mechanism was exercised.
+  CHECK(optimized > 200);
+  CHECK(unoptimized > 200);
+  CHECK(detoured > 0);
+  CHECK(through_jump > 0);
+}
+
 TEST_CASE("probe script churn through the patching protocol, 200 seeds on 16 CPUs, ends with the text byte-exact: rv64",
           "[kprobes][script][churn]") {
   churn_16(Isa::rv64);
