@@ -17,14 +17,12 @@
 using namespace ksim;
 using namespace ksim::kprobes;
 using ksim::test::KprobeRig;
+using ksim::test::expected_forks;
 using ksim::test::kernel_image;
+using ksim::test::run_until;
 
 namespace {
 
-long expected_forks(int cpus) {
-  long iters = std::min(128, std::max(8, 512 / cpus));
-  return 3L * cpus * iters;
-}
 
 struct Counter : EventObserver {
   std::map<std::string, uint64_t> n;
@@ -36,15 +34,6 @@ struct Counter : EventObserver {
     if (e.a == addr || e.b == addr) order.push_back(e.text);
   }
 };
-
-// Runs in pauses of 50,000 cycles until `done` (or the run ends).
-template <typename F>
-void run_until(KprobeRig& rig, F done) {
-  for (uint64_t c = 50'000;; c += 50'000) {
-    RunResult r = rig.m.run(RunLimits{c});
-    if (done() || r.end != RunResult::End::paused) return;
-  }
-}
 
 }  // namespace
 

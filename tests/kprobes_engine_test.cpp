@@ -13,17 +13,10 @@
 using namespace ksim;
 using namespace ksim::kprobes;
 using ksim::test::KprobeRig;
+using ksim::test::expected_forks;
 using ksim::test::kernel_image;
+using ksim::test::run_until;
 
-namespace {
-
-// Forks the kernel makes: 3 threads per CPU x clamp(512 / cpus, 8, 128).
-long expected_forks(int cpus) {
-  long iters = std::min(128, std::max(8, 512 / cpus));
-  return 3L * cpus * iters;
-}
-
-}  // namespace
 
 TEST_CASE("kprobe hits are counted exactly on 4 and 16 CPUs for 20 seeds", "[kprobes][engine][seeds]") {
   const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);

@@ -2,6 +2,7 @@
 // for the engine's tests: images, running, reading the kernel's totals, and
 // checking that the guest text is back to what the image had.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <regex>
@@ -43,6 +44,12 @@ inline const ElfImage& bench_image(Isa isa) {
   static const ElfImage x =
       load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/x86/probe_bench_x86.elf", Isa::x86_64);
   return isa == Isa::rv64 ? rv : x;
+}
+
+// Forks the guest kernel makes: 3 threads per CPU x clamp(512 / cpus, 8, 128).
+inline long expected_forks(int cpus) {
+  long iters = std::min(128, std::max(8, 512 / cpus));
+  return 3L * cpus * iters;
 }
 
 struct KprobeRig {
@@ -125,5 +132,14 @@ struct KprobeRig {
     return out;
   }
 };
+
+// Runs in pauses of 50,000 cycles until `done()` holds (or the run ends).
+template <typename F>
+RunResult run_until(KprobeRig& rig, F done) {
+  for (uint64_t c = 50'000;; c += 50'000) {
+    RunResult r = rig.m.run(RunLimits{c});
+    if (done() || r.end != RunResult::End::paused) return r;
+  }
+}
 
 }  // namespace ksim::test
