@@ -23,7 +23,6 @@ using ksim::test::run_until;
 
 namespace {
 
-
 struct Counter : EventObserver {
   std::map<std::string, uint64_t> n;
   std::vector<std::string> order;  // the engine's events at one address, in order

@@ -26,7 +26,6 @@ using ksim::test::run_until;
 
 namespace {
 
-
 struct Counter : EventObserver {
   std::map<std::string, uint64_t> n;
   std::map<std::string, uint64_t> first;  // cycle of each kind's first event
