@@ -236,3 +236,24 @@ TEST_CASE("x86 booster: a boosted slot is freed after RCU-sched, then RCU-tasks 
   rig.eng->finish_patching();
   CHECK(rig.text_diff().empty());
 }
+
+TEST_CASE("x86 booster: in a guest with no RCU a boosted slot is kept until the run is over", "[kprobes][boost]") {
+  // probe_bench: bare metal, no scheduler and no RCU to wait for.
+  KprobeRig rig(ksim::test::bench_image(Isa::x86_64), 1);
+  rig.eng->set_boost(true);
+  REQUIRE_FALSE(rig.eng->rcu().available());
+  Kprobe kp;
+  kp.symbol_name = "bench_target";
+  REQUIRE(rig.eng->register_kprobe(kp) == 0);
+  const uint64_t slot = rig.eng->point_at(rig.sym("bench_target"))->slot;
+  run_until(rig, [&] { return rig.eng->stats().boosted >= 1000; });
+  rig.eng->unregister_kprobe(kp);
+  CHECK(rig.eng->stats().boost_quarantined == 1);
+  // The probed text is back; the slot still holds the copy and its jump.
+  CHECK(rig.text_diff(false).empty());
+  CHECK(rig.read<uint8_t>(slot) != 0xcc);
+  RunResult r = rig.m.run();
+  REQUIRE(r.end == RunResult::End::poweroff);
+  rig.eng->finish_patching();  // the run is over: the slot is given back
+  CHECK(rig.text_diff().empty());
+}
