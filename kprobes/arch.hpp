@@ -129,15 +129,6 @@ class Arch {
   virtual int build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why) const = 0;
   // Bytes per slot the engine allocates (x86: 16 = MAX_INSN_SIZE + int3).
   virtual unsigned slot_size() const = 0;
-  // The kprobe-booster: the jump from the end of the copy in `slot` back to
-  // the instruction after the probed one (x86: jmp rel32), written after
-  // the first step of a boostable instruction (classic mode) or at slot
-  // build (modern mode). False where the ISA has no booster (RV64, as
-  // mainline Linux) or the jump cannot be encoded.
-  virtual bool boost_jump(const ProbeInsn& pi, uint64_t slot, uint8_t* out, unsigned& len) const {
-    (void)pi, (void)slot, (void)out, (void)len;
-    return false;
-  }
   // Whether `bytes` (at least 4 readable) start with a breakpoint
   // instruction of this ISA (int3; ebreak or c.ebreak).
   virtual bool is_breakpoint(const uint8_t* bytes) const = 0;
@@ -154,16 +145,20 @@ class Arch {
     why = "no jump optimization on this ISA yet";
     return -kEOPNOTSUPP;
   }
-  // A jump from `at` to `target` (x86: jmp rel32, by Zydis's encoder).
+  // A jump from `at` to `target` (x86: jmp rel32, by Zydis's encoder):
+  // the kprobe-booster's jump back from the end of a slot's copy, and the
+  // jump optimizer's jump to a detour buffer. False where the ISA has
+  // neither (RV64, as mainline Linux) or the jump cannot be encoded.
   virtual bool encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const {
     (void)at, (void)target, (void)out;
     return false;
   }
   // The detour buffer for `r` at `addr`, placed at `buf`: the handler
-  // call, the region's instructions, the jump back to addr + r.len.
+  // call, the region's instructions (from offset `copy_at`), the jump back
+  // to addr + r.len.
   virtual int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
-                           std::string& why) const {
-    (void)r, (void)addr, (void)buf, (void)out;
+                           unsigned& copy_at, std::string& why) const {
+    (void)r, (void)addr, (void)buf, (void)out, (void)copy_at;
     why = "no jump optimization on this ISA yet";
     return -kEOPNOTSUPP;
   }

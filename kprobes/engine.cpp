@@ -92,7 +92,7 @@ Engine::~Engine() {
     auto& p = table_[addr];
     if (p->opt == ProbePoint::Opt::optimizing || p->opt == ProbePoint::Opt::optimized ||
         p->opt == ProbePoint::Opt::unoptimizing)
-      bus_.write_bytes(addr, p->region.bytes, 5, as_caller());  // the jump out, the original back
+      bus_.write_bytes(addr, p->region.bytes, p->jump_len, as_caller());  // the jump out, the original back
     p->armed = p->armed || p->opt != ProbePoint::Opt::none;
     disarm(*p);
     for (auto& r : p->probes) {
@@ -221,7 +221,7 @@ bool Engine::read_original(uint64_t addr, uint8_t* out, size_t len) const {
   for (const auto& [a, p] : table_) {
     if (p->opt == ProbePoint::Opt::optimizing || p->opt == ProbePoint::Opt::optimized ||
         p->opt == ProbePoint::Opt::unoptimizing)
-      for (unsigned i = 0; i < 5; ++i)
+      for (unsigned i = 0; i < p->jump_len; ++i)
         if (a + i >= addr && a + i < addr + len) out[a + i - addr] = p->region.bytes[i];
     if (!p->armed) continue;
     for (unsigned i = 0; i < p->insn.bp_len; ++i) {
@@ -296,13 +296,17 @@ void Engine::point_patched(ProbePoint& p) {
     };
     // A boosted slot on a preemptible kernel: a task preempted in it has
     // passed RCU-sched quiescent states; only RCU-tasks waits for it.
-    if (at && keep->boosted_hits && layout_.preemptible && rcu_->tasks_available() && boost_tasks_grace_) {
-      emit_at(cycle, at->id(), keep->addr, "synchronize_rcu_tasks");
-      rcu_->call_rcu_tasks(*at, free_it);
-    } else {
-      free_it(at, cycle);
-    }
+    then_tasks_gp(at, cycle, keep->addr, keep->boosted_hits && boosted_slots_need_tasks(), free_it);
   });
+}
+
+void Engine::then_tasks_gp(Cpu* at, uint64_t cycle, uint64_t addr, bool tasks, Rcu::Callback fn) {
+  if (at && tasks && rcu_->tasks_available()) {
+    emit_at(cycle, at->id(), addr, "synchronize_rcu_tasks");
+    rcu_->call_rcu_tasks(*at, std::move(fn));
+  } else {
+    fn(at, cycle);
+  }
 }
 
 std::vector<std::pair<int, uint64_t>> Engine::readers() const {
@@ -492,14 +496,9 @@ int Engine::add_probe(Kprobe& kp, std::shared_ptr<ProbeRec> rec) {
         slots_.free(slot, cpus_);
         return fail(-e, m_.symbols().format(addr) + ": " + why);
       }
-      // The slot: the copy, then breakpoints to the end of the cell so a
-      // step that runs past the copy traps at once.
-      std::vector<uint8_t> cell = breakpoint_cell();
-      std::memcpy(cell.data(), point->insn.slot_bytes, point->insn.slot_len);
-      bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
+      write_slot(slot, point->insn);
       point->slot = slot;
       emit(m_.cpu(caller_cpu_), addr, "slot-write", slot);
-      if (!patcher_->deferring()) see_text_now();  // else the arming protocol's sync covers it
     }
     table_[addr] = point;
   }
@@ -649,10 +648,20 @@ std::string Engine::list() const {
   return out;
 }
 
-// A slot cell as the image has it: breakpoints all along (a step that runs
-// past a copy traps at once).
-std::vector<uint8_t> Engine::breakpoint_cell() const {
-  std::vector<uint8_t> cell(arch_->slot_size());
+// The slot: the copy, then breakpoints to the end of the cell so a step
+// that runs past the copy traps at once. Outside a protocol every CPU sees
+// it at once; inside one, the arming protocol's sync covers it.
+void Engine::write_slot(uint64_t slot, const ProbeInsn& insn) {
+  std::vector<uint8_t> cell = breakpoint_cell();
+  std::memcpy(cell.data(), insn.slot_bytes, insn.slot_len);
+  bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
+  if (!patcher_->deferring()) see_text_now();
+}
+
+// A slot (or detour) cell as the image has it: breakpoints all along (a
+// step that runs past a copy traps at once).
+std::vector<uint8_t> Engine::breakpoint_cell(size_t size) const {
+  std::vector<uint8_t> cell(size ? size : arch_->slot_size());
   uint8_t bp[4];
   const unsigned n = arch_->breakpoint_bytes(bp);
   for (size_t i = 0; i < cell.size(); ++i) cell[i] = bp[i % n];
@@ -693,10 +702,7 @@ int Engine::unboost(ProbePoint& p) {
     slots_.free(slot, cpus_);
     return fail(-e, m_.symbols().format(p.addr) + ": " + why);
   }
-  std::vector<uint8_t> cell = breakpoint_cell();
-  std::memcpy(cell.data(), insn.slot_bytes, insn.slot_len);
-  bus_.write_bytes(slot, cell.data(), cell.size(), as_caller());
-  if (!patcher_->deferring()) see_text_now();
+  write_slot(slot, insn);
   const uint64_t old = p.slot;
   p.insn = insn;
   p.slot = slot;
@@ -719,16 +725,10 @@ void Engine::free_boosted_slot(uint64_t slot, uint64_t addr) {
   }
   emit(m_.cpu(caller_cpu_), addr, "synchronize_rcu");
   rcu_->call_rcu(m_.cpu(caller_cpu_), [this, slot, addr](Cpu* at, uint64_t cycle) {
-    auto done = [this, slot](Cpu* at2, uint64_t cycle2) {
+    then_tasks_gp(at, cycle, addr, boosted_slots_need_tasks(), [this, slot](Cpu* at2, uint64_t cycle2) {
       unfilled_.push_back(slot);
       if (at2) emit_at(cycle2, at2->id(), slot, "slot-free", slot);
-    };
-    if (at && layout_.preemptible && rcu_->tasks_available() && boost_tasks_grace_) {
-      emit_at(cycle, at->id(), addr, "synchronize_rcu_tasks");
-      rcu_->call_rcu_tasks(*at, done);
-    } else {
-      done(at, cycle);
-    }
+    });
   });
 }
 
@@ -755,10 +755,7 @@ void Engine::release_quarantine() {
 
 void Engine::refill_slots(const Accessor& who) {
   if (!unfilled_detours_.empty()) {
-    std::vector<uint8_t> fill(kDetourCell);
-    uint8_t bp[4];
-    const unsigned n = arch_->breakpoint_bytes(bp);
-    for (size_t i = 0; i < fill.size(); ++i) fill[i] = bp[i % n];
+    const std::vector<uint8_t> fill = breakpoint_cell(kDetourCell);
     static const std::vector<CtlBlk> kNobody;
     for (uint64_t c : unfilled_detours_) {
       bus_.write_bytes(c, fill.data(), fill.size(), who);

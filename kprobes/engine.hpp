@@ -73,7 +73,10 @@ struct ProbePoint {
   enum class Opt : uint8_t { none, queued, optimizing, optimized, unoptimizing };
   Opt opt = Opt::none;
   OptRegion region;
-  uint64_t detour = 0;  // its detour buffer (0: none)
+  uint64_t detour = 0;       // its detour buffer (0: none)
+  uint64_t detour_copy = 0;  // where the region's copy starts in it
+  uint8_t jump_len = 0;      // the jump's length (set when it is written)
+  bool cannot_optimize = false;  // can_optimize refused it (the original text does not change)
   // Counts the times it was queued for optimization: the optimizer's grace
   // period acts only for the queueing it was started for (a point
   // unoptimized and queued again has a later one).
@@ -189,7 +192,7 @@ class Engine final : public HostAgent {
   // breakpoints again, as the guest image had them; returns how many.
   size_t reclaim_slots();
   size_t reclaim_slots(const Accessor& who);
-  std::vector<uint8_t> breakpoint_cell() const;
+  std::vector<uint8_t> breakpoint_cell(size_t size = 0) const;  // 0: a slot's size
   // Slots freed by a grace period: refilled with breakpoints and given back
   // to the allocator at the next registration (or reclaim), a point every
   // schedule reaches in the same order.
@@ -415,11 +418,19 @@ class Engine final : public HostAgent {
   // (and RCU-tasks on a preemptible kernel) grace periods, or, in a guest
   // with no RCU, held until the run ends.
   void free_boosted_slot(uint64_t slot, uint64_t addr);
+  // From an RCU-sched callback: `fn` after an RCU-tasks grace period too
+  // when `tasks` (and the guest has RCU-tasks), else at once.
+  void then_tasks_gp(Cpu* at, uint64_t cycle, uint64_t addr, bool tasks, Rcu::Callback fn);
+  // A task may be preempted inside a boosted slot (ksim race
+  // boost-preempted turns the wait off on purpose).
+  bool boosted_slots_need_tasks() const { return layout_.preemptible && boost_tasks_grace_; }
+  void write_slot(uint64_t slot, const ProbeInsn& insn);
   void release_quarantine();
   std::vector<uint64_t> quarantine_;
   // Jump optimization (optprobe.cpp).
   void try_optimize(ProbePoint& p);
   void install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at);
+  std::shared_ptr<ProbeInsn> jump_to_detour(const ProbePoint& p, std::vector<uint8_t>& bytes) const;
   void unoptimize(ProbePoint& p);
   void free_detour(ProbePoint& p);
   bool can_stay_optimized(const ProbePoint& p) const;
@@ -436,10 +447,10 @@ class Engine final : public HostAgent {
   // optimizer port's lookup, once per optimized hit).
   uint64_t detour_base_ = 0;
   std::vector<std::shared_ptr<ProbePoint>> by_detour_;
-  std::shared_ptr<ProbePoint>* detour_entry(uint64_t cell) {
-    const uint64_t off = cell - detour_base_;
-    if (off % kDetourCell || off / kDetourCell >= by_detour_.size()) return nullptr;
-    return &by_detour_[off / kDetourCell];
+  // The entry of the cell holding `addr` (any byte of it), or null.
+  std::shared_ptr<ProbePoint>* detour_entry(uint64_t addr) {
+    const uint64_t off = addr - detour_base_;
+    return off / kDetourCell < by_detour_.size() ? &by_detour_[off / kDetourCell] : nullptr;
   }
   HookResult do_post(Cpu& cpu, CtlBlk& cb);
   void reenter(Cpu& cpu, CtlBlk& cb, const std::shared_ptr<ProbePoint>& p);

@@ -381,7 +381,7 @@ void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
     // first instruction, which may be inside the jump's bytes by then.
     ++stats_.detour_hits;
     emit(cpu, p.addr, "detour", p.detour);
-    leave(cpu, cb, p.detour + 12);
+    leave(cpu, cb, p.detour_copy);
     cpu.add_cycles(timing::kKprobeResumeCycles);
     return;
   }
@@ -409,15 +409,15 @@ void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
 // Classic mode's lazy boosting: the first step showed where the copy ends
 // (the CPU stopped right after it), so the jump back goes there.
 void Engine::prepare_boost(Cpu& cpu, ProbePoint& p) {
-  uint8_t jmp[16];
-  unsigned n = 0;
-  if (!boosting() || !arch_->boost_jump(p.insn, p.slot, jmp, n) || p.insn.len + n > arch_->slot_size()) {
+  std::vector<uint8_t> jmp;
+  if (!boosting() || !arch_->encode_jump(p.slot + p.insn.len, p.addr + p.insn.len, jmp) ||
+      p.insn.len + jmp.size() > arch_->slot_size()) {
     p.insn.boostable = -1;
     return;
   }
-  bus_.write_bytes(p.slot + p.insn.len, jmp, n, Accessor{cpu.id(), cpu.cycle()});
-  std::memcpy(p.insn.slot_bytes + p.insn.len, jmp, n);
-  p.insn.slot_len = static_cast<uint8_t>(p.insn.len + n);
+  bus_.write_bytes(p.slot + p.insn.len, jmp.data(), jmp.size(), Accessor{cpu.id(), cpu.cycle()});
+  std::memcpy(p.insn.slot_bytes + p.insn.len, jmp.data(), jmp.size());
+  p.insn.slot_len = static_cast<uint8_t>(p.insn.len + jmp.size());
   p.insn.boostable = 1;
   emit(cpu, p.addr, "boost-ready", p.slot);
   cpu.add_cycles(timing::kTextPokeCycles);

@@ -34,11 +34,23 @@
 namespace ksim::kprobes {
 
 namespace {
-// The detour's handler call (push; load; pop) before the copied region.
-constexpr uint64_t kDetourCallBytes = 12;
-constexpr uint64_t kPushBytes = 2;  // push %r11
-constexpr int kRsp = 4, kR11 = 11;  // RegSnapshot::gpr indices (x86 encoding order)
+constexpr int kRsp = 4, kR11 = 11;  // x86 GPR numbers (encoding order)
 }  // namespace
+
+// The jmp from `p`'s address to its detour buffer, as text_poke_bp's int3
+// handler emulates it for a CPU that reaches the temporary int3.
+std::shared_ptr<ProbeInsn> Engine::jump_to_detour(const ProbePoint& p, std::vector<uint8_t>& bytes) const {
+  if (!arch_->encode_jump(p.addr, p.detour, bytes)) return nullptr;
+  TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
+    for (size_t i = 0; i < len; ++i)
+      out[i] = a + i >= p.addr && a + i < p.addr + bytes.size() ? bytes[a + i - p.addr] : 0x90;
+    return true;
+  };
+  auto insn = std::make_shared<ProbeInsn>();
+  std::string why;
+  if (arch_->analyse(text, p.addr, nullptr, StepMode::modern, *insn, why) < 0) return nullptr;
+  return insn;
+}
 
 bool Engine::can_stay_optimized(const ProbePoint& p) const {
   if (!optimize_ || p.removed || !wants_breakpoint(p)) return false;
@@ -52,7 +64,9 @@ bool Engine::can_stay_optimized(const ProbePoint& p) const {
 }
 
 void Engine::try_optimize(ProbePoint& p) {
-  if (p.opt != ProbePoint::Opt::none || p.detour || !opt_slots_.ready() || !can_stay_optimized(p)) return;
+  if (p.opt != ProbePoint::Opt::none || p.detour || p.cannot_optimize || !opt_slots_.ready() ||
+      !can_stay_optimized(p))
+    return;
   const Symbol* func = m_.symbols().containing(p.addr);
   if (!func) return;
   // No other probe inside the region, and this point not inside another's.
@@ -60,6 +74,7 @@ void Engine::try_optimize(ProbePoint& p) {
   OptRegion region;
   std::string why;
   if (arch_->can_optimize(text, p.addr, *func, region, why) < 0) {
+    p.cannot_optimize = true;
     emit(m_.cpu(caller_cpu_), p.addr, "optimize-refused");
     return;
   }
@@ -70,7 +85,8 @@ void Engine::try_optimize(ProbePoint& p) {
   const uint64_t cell = opt_slots_.alloc(cpus_);
   if (!cell) return;
   std::vector<uint8_t> code;
-  if (arch_->build_detour(region, p.addr, cell, code, why) < 0) {
+  unsigned copy_at = 0;
+  if (arch_->build_detour(region, p.addr, cell, code, copy_at, why) < 0) {
     opt_slots_.free(cell, cpus_);
     return;
   }
@@ -78,6 +94,7 @@ void Engine::try_optimize(ProbePoint& p) {
   if (!patcher_->deferring()) see_text_now();
   p.region = region;
   p.detour = cell;
+  p.detour_copy = cell + copy_at;
   p.opt = ProbePoint::Opt::queued;
   const uint64_t gen = ++p.opt_gen;
   auto keep = table_.at(p.addr);
@@ -107,12 +124,13 @@ void Engine::try_optimize(ProbePoint& p) {
   }
 }
 
-// text_poke_bp of `jmp detour` over the region's first 5 bytes, on `at`
+// text_poke_bp of `jmp detour` over the region's first bytes, on `at`
 // (null: at once, nothing runs).
 void Engine::install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at) {
-  std::string why;
   std::vector<uint8_t> bytes;
-  if (!arch_->encode_jump(p->addr, p->detour, bytes) || bytes.size() != 5) return;
+  std::shared_ptr<ProbeInsn> emulate = jump_to_detour(*p, bytes);
+  if (!emulate || bytes.size() > p->region.len) return;
+  p->jump_len = static_cast<uint8_t>(bytes.size());
   auto done = [this, p, gen = p->opt_gen](Cpu* cpu) {
     if (p->opt != ProbePoint::Opt::optimizing || p->opt_gen != gen) return;
     p->opt = ProbePoint::Opt::optimized;
@@ -126,16 +144,6 @@ void Engine::install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at) {
     bus_.write_bytes(p->addr, bytes.data(), bytes.size(), as_caller());
     see_text_now();
     done(nullptr);
-    return;
-  }
-  // The int3 handler emulates the new instruction: the jmp to the detour.
-  auto emulate = std::make_shared<ProbeInsn>();
-  TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
-    for (size_t i = 0; i < len; ++i) out[i] = a + i >= p->addr && a + i < p->addr + 5 ? bytes[a + i - p->addr] : 0x90;
-    return true;
-  };
-  if (arch_->analyse(text, p->addr, nullptr, StepMode::modern, *emulate, why) < 0) {
-    p->opt = ProbePoint::Opt::queued;
     return;
   }
   const int caller = caller_cpu_;
@@ -169,7 +177,7 @@ void Engine::unoptimize(ProbePoint& p) {
   }
   // The region's first 5 bytes as they were, with the probe's int3 on the
   // first (the point stays armed; disarming, if wanted, follows).
-  std::vector<uint8_t> bytes(p.region.bytes, p.region.bytes + 5);
+  std::vector<uint8_t> bytes(p.region.bytes, p.region.bytes + p.jump_len);
   bytes[0] = p.insn.bp[0];
   auto keep = table_.count(p.addr) ? table_.at(p.addr) : nullptr;
   p.opt = Opt::unoptimizing;
@@ -181,16 +189,8 @@ void Engine::unoptimize(ProbePoint& p) {
   if (patcher_->deferring()) {
     // Meanwhile a CPU at the temporary int3 goes on to the detour, which is
     // what the old text did.
-    auto emulate = std::make_shared<ProbeInsn>();
     std::vector<uint8_t> jmp;
-    arch_->encode_jump(p.addr, p.detour, jmp);
-    TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
-      for (size_t i = 0; i < len; ++i) out[i] = a + i >= p.addr && a + i < p.addr + 5 ? jmp[a + i - p.addr] : 0x90;
-      return true;
-    };
-    std::string why;
-    arch_->analyse(text, p.addr, nullptr, StepMode::modern, *emulate, why);
-    patcher_->queue_bytes(p.addr, bytes, true, emulate, done);
+    patcher_->queue_bytes(p.addr, bytes, true, jump_to_detour(p, jmp), done);
     return;
   }
   bus_.write_bytes(p.addr, bytes.data(), bytes.size(), as_caller());
@@ -224,11 +224,9 @@ void Engine::free_detour(ProbePoint& p) {
       quarantined_detours_.push_back(cell);
     return;
   }
-  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, release](Cpu* at, uint64_t cycle) {
-    if (at && rcu_->tasks_available())
-      rcu_->call_rcu_tasks(*at, release);
-    else
-      release(at, cycle);
+  const uint64_t addr = p.addr;
+  rcu_->call_rcu(m_.cpu(caller_cpu_), [this, release, addr](Cpu* at, uint64_t cycle) {
+    then_tasks_gp(at, cycle, addr, true, release);
   });
 }
 
@@ -256,7 +254,7 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
   if (!graveyard_.empty()) graveyard_.clear();
   Cpu& cpu = m_.cpu(cpu_id);
   value = 0;
-  std::shared_ptr<ProbePoint>* entry = detour_entry(cpu.pc() - kPushBytes);
+  std::shared_ptr<ProbePoint>* entry = detour_entry(cpu.pc());
   if (!entry || !*entry) {
     m_.request_stop("kprobes: a load from the optimizer port at " + m_.symbols().format(cpu.pc()) +
                     ", outside any detour buffer");

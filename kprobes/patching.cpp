@@ -89,7 +89,11 @@ void Patcher::end_op() {
 void Patcher::queue(const std::shared_ptr<ProbePoint>& p) {
   if (p->queued) return;  // its job patches to whatever is wanted when it runs
   p->queued = true;
-  jobs_.push_back(Job{p, op_caller_, p->addr});
+  Job j;
+  j.point = p;
+  j.cpu = op_caller_;
+  j.addr = p->addr;
+  jobs_.push_back(std::move(j));
   op_queued_ = true;
 }
 

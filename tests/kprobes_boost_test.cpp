@@ -77,24 +77,22 @@ TEST_CASE("x86 booster: which instructions are boostable (Linux's can_boost rule
     std::string why;
     REQUIRE(arch->analyse(reader, 0x1000, nullptr, StepMode::classic, pi, why) == 0);
     CHECK(pi.boostable == r.boostable);
-    // The jump back the classic booster appends: jmp rel32 to addr + len.
-    uint8_t jmp[16];
-    unsigned n = 0;
+    // The jump back the booster appends after a copy in a slot at 0x2000:
+    // jmp rel32 to addr + len.
+    std::vector<uint8_t> jmp;
     if (r.boostable == 0) {
-      REQUIRE(arch->boost_jump(pi, 0x2000, jmp, n));
-      REQUIRE(n == 5);
+      REQUIRE(arch->encode_jump(0x2000 + pi.len, 0x1000 + pi.len, jmp));
+      REQUIRE(jmp.size() == 5);
       CHECK(jmp[0] == 0xe9);
       int32_t rel;
-      std::memcpy(&rel, jmp + 1, 4);
+      std::memcpy(&rel, jmp.data() + 1, 4);
       CHECK(0x2000 + pi.len + 5 + static_cast<int64_t>(rel) == 0x1000 + pi.len);
     }
   }
-  // RV64 has no booster (as mainline Linux).
+  // RV64 has no booster (as mainline Linux): no jump to append.
   auto rv = make_arch(Isa::rv64);
-  uint8_t out[16];
-  unsigned n = 0;
-  ProbeInsn pi;
-  CHECK_FALSE(rv->boost_jump(pi, 0x2000, out, n));
+  std::vector<uint8_t> out;
+  CHECK_FALSE(rv->encode_jump(0x2000, 0x1000, out));
 }
 
 TEST_CASE("x86 booster: boosted hits equal the kernel's forks, no second trap, text byte-exact after (20 seeds)",

@@ -34,14 +34,6 @@ unsigned read_text(const TextReader& text, uint64_t a, uint8_t* buf) {
   return 0;
 }
 
-struct Decoded {
-  ZydisDecodedInstruction z;
-  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-};
-
-bool zydis_decode(const uint8_t* buf, unsigned n, Decoded& d) {
-  return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&ksim::x86::zydis_decoder(), buf, n, &d.z, d.ops));
-}
 
 // An opcode pattern: map, opcode range, and optionally the ModRM reg field
 // and the ModRM form (register operand or memory operand).
@@ -147,7 +139,7 @@ int check_boundary(const TextReader& text, uint64_t addr, const Symbol& func, st
     uint8_t buf[kMaxInsn];
     Decoded d;
     const unsigned n = read_text(text, a, buf);
-    if (n == 0 || !zydis_decode(buf, n, d)) {
+    if (n == 0 || !decode_full(buf, n, d)) {
       why = "cannot decode " + where(func, a) + " at " + hex(a) + ", so the instruction boundaries up to " +
             hex(addr) + " are unknown";
       return -kEILSEQ;
@@ -164,6 +156,10 @@ int check_boundary(const TextReader& text, uint64_t addr, const Symbol& func, st
 
 }  // namespace
 
+bool decode_full(const uint8_t* bytes, unsigned n, Decoded& d) {
+  return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&ksim::x86::zydis_decoder(), bytes, n, &d.z, d.ops));
+}
+
 int analyse_insn(const TextReader& text, uint64_t addr, const Symbol* func, StepMode mode, ProbeInsn& out,
                  std::string& why) {
   if (func)
@@ -175,7 +171,7 @@ int analyse_insn(const TextReader& text, uint64_t addr, const Symbol* func, Step
     return -kEINVAL;
   }
   Decoded d;
-  if (!zydis_decode(buf, n, d)) {
+  if (!decode_full(buf, n, d)) {
     char b[8];
     std::snprintf(b, sizeof b, "%02x", buf[0]);
     why = std::string("(bad) byte ") + b + " at " + hex(addr) + ": not a valid x86-64 instruction";

@@ -24,10 +24,6 @@ int X86Arch::build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string
   return x86arch::build_slot_for(pi, slot, mode, why);
 }
 
-bool X86Arch::boost_jump(const ProbeInsn& pi, uint64_t slot, uint8_t* out, unsigned& len) const {
-  return pi.boostable >= 0 && x86arch::encode_jmp(slot + pi.len, pi.addr + pi.len, out, len);
-}
-
 // int3, and `int 3` (cd 03), which also raises #BP: a guest's own one must
 // go to the guest, not be mistaken for a probe removed meanwhile.
 bool X86Arch::is_breakpoint(const uint8_t* bytes) const {

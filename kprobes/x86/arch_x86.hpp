@@ -14,11 +14,10 @@ class X86Arch final : public Arch {
               std::string& why) const override;
   int build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why) const override;
   unsigned slot_size() const override { return 16; }  // MAX_INSN_SIZE (15) + int3
-  bool boost_jump(const ProbeInsn& pi, uint64_t slot, uint8_t* out, unsigned& len) const override;
   int can_optimize(const TextReader& text, uint64_t addr, const Symbol& func, OptRegion& out,
                    std::string& why) const override;
   bool encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const override;
-  int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
+  int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out, unsigned& copy_at,
                    std::string& why) const override;
   bool is_breakpoint(const uint8_t* bytes) const override;
   unsigned breakpoint_bytes(uint8_t* out) const override;

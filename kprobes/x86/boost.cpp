@@ -77,9 +77,9 @@ bool in(const Range* b, const Range* e, uint8_t op) {
 }  // namespace
 
 bool can_boost(const uint8_t* bytes, unsigned len) {
-  ZydisDecodedInstruction z;
-  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&ksim::x86::zydis_decoder(), bytes, len, &z, ops))) return false;
+  Decoded d;
+  if (!decode_full(bytes, len, d)) return false;
+  const ZydisDecodedInstruction& z = d.z;
   if (z.length + kJmp32Size > kSlotSize) return false;
   // A CS override or an address-size prefix: Linux does not boost them.
   for (unsigned i = 0; i < z.raw.prefix_count; ++i)

@@ -43,27 +43,22 @@ namespace {
 constexpr unsigned kJmp32 = 5;
 constexpr unsigned kMaxInsn = 15;
 
-struct Decoded {
-  ZydisDecodedInstruction z;
-  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-};
-
-bool decode_at(const TextReader& text, uint64_t a, uint64_t end, Decoded& d, uint8_t* buf) {
+bool decode_at(const TextReader& text, uint64_t a, uint64_t end, x86arch::Decoded& d, uint8_t* buf) {
   unsigned n = static_cast<unsigned>(std::min<uint64_t>(kMaxInsn, end - a));
   while (n > 0 && !text(a, buf, n)) --n;
-  return n > 0 && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&ksim::x86::zydis_decoder(), buf, n, &d.z, d.ops));
+  return n > 0 && x86arch::decode_full(buf, n, d);
 }
 
-bool is_relative_branch(const Decoded& d) {
+bool is_relative_branch(const x86arch::Decoded& d) {
   return (d.z.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && d.z.meta.category != ZYDIS_CATEGORY_CALL &&
          d.ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
 }
 
-bool is_indirect_jump(const Decoded& d) {
+bool is_indirect_jump(const x86arch::Decoded& d) {
   return d.z.mnemonic == ZYDIS_MNEMONIC_JMP && d.ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE;
 }
 
-bool riprel(const Decoded& d) {
+bool riprel(const x86arch::Decoded& d) {
   for (unsigned k = 0; k < d.z.operand_count; ++k)
     if (d.ops[k].type == ZYDIS_OPERAND_TYPE_MEMORY &&
         (d.ops[k].mem.base == ZYDIS_REGISTER_RIP || d.ops[k].mem.base == ZYDIS_REGISTER_EIP))
@@ -106,7 +101,7 @@ int X86Arch::can_optimize(const TextReader& text, uint64_t addr, const Symbol& f
   uint64_t a = addr;
   while (a - addr < kJmp32) {
     uint8_t buf[kMaxInsn];
-    Decoded d;
+    x86arch::Decoded d;
     if (!decode_at(text, a, end, d, buf)) {
       why = at + ": cannot decode " + hex(a) + " in the region";
       return -kEILSEQ;
@@ -132,7 +127,7 @@ int X86Arch::can_optimize(const TextReader& text, uint64_t addr, const Symbol& f
   // The whole function: nothing may land strictly inside the region.
   for (uint64_t p = func.addr; p < end;) {
     uint8_t buf[kMaxInsn];
-    Decoded d;
+    x86arch::Decoded d;
     if (!decode_at(text, p, end, d, buf)) {
       why = at + ": cannot decode " + func.name + " at " + hex(p) + ", so what jumps into the region is unknown";
       return -kEILSEQ;
@@ -165,7 +160,7 @@ bool X86Arch::encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& ou
 }
 
 int X86Arch::build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
-                          std::string& why) const {
+                          unsigned& copy_at, std::string& why) const {
   out.clear();
   ZydisEncoderRequest push = request(ZYDIS_MNEMONIC_PUSH);
   push.operand_count = 1;
@@ -186,6 +181,7 @@ int X86Arch::build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::
     why = "cannot encode the detour's handler call";
     return -kEINVAL;
   }
+  copy_at = static_cast<unsigned>(out.size());
   out.insert(out.end(), r.bytes, r.bytes + r.len);
   uint8_t jmp[16];
   unsigned n = 0;

@@ -12,6 +12,8 @@
 // which fixup classic mode applies after stepping it; kFlowRules in
 // analyse.cpp lists them as data.
 #pragma once
+#include <Zydis/Zydis.h>
+
 #include <cstdint>
 #include <string>
 
@@ -76,6 +78,13 @@ uint64_t saved_flag_bits();
 // step's end trap comes between the instruction and the restore and would
 // consume a shadow set any earlier.
 inline constexpr uint64_t kStiShadowPending = 1ull << 63;
+
+// One instruction fully decoded by Zydis (its operands too).
+struct Decoded {
+  ZydisDecodedInstruction z;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
+bool decode_full(const uint8_t* bytes, unsigned n, Decoded& d);
 
 // --- Per-file entry points ---------------------------------------------------
 // boost.cpp: Linux's can_boost (the copy plus a jmp back runs as the
