@@ -270,7 +270,6 @@ class Engine final : public HostAgent {
   // optimized probe's handlers (false: the run stops, a load from outside
   // any detour buffer).
   bool optprobe_hit(int cpu, uint64_t& value);
-  const SlotAllocator& detour_slots() const { return opt_slots_; }
   // How a kretprobed function's return reaches the handlers: the guest's
   // trap-free `rethook_trampoline` (default where the image has it: the
   // paper's kretprobe-booster, Linux's rethook) or the breakpoint at
