@@ -257,7 +257,7 @@ class Engine final : public HostAgent {
   bool boost() const { return boost_; }
   bool boosting() const;
   // Jump optimization (x86; debug.kprobes-optimization, docs/KPROBES_X86.md):
-  // off by default while it is experimental (Linux has it on). Turning it
+  // on by default, as in Linux. Turning it
   // off unoptimizes every point, on again optimizes every point that can be.
   void set_optimization(bool on);
   // A registered probe's handlers changed (Kprobe::moves_pc): the point is
@@ -436,7 +436,7 @@ class Engine final : public HostAgent {
   // Unoptimizes any optimized point whose region holds `addr` (a probe
   // registered inside it).
   void unoptimize_around(uint64_t addr);
-  bool optimize_ = false;  // experimental: off by default (docs/KPROBES_X86.md)
+  bool optimize_ = true;  // on by default, as Linux (docs/KPROBES_X86.md)
   // Detour buffers: 64-byte cells in the last 16 KiB of the slot area (the
   // handler call, a region of up to 19 bytes, the jump back).
   static constexpr unsigned kDetourCell = 64;

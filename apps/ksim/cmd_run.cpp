@@ -26,7 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int cpus = 1;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
-  int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 0;
+  int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 1;
   std::string kprobes_patching;
   int probe_cpu = 0;
   opts.add_options()
@@ -76,10 +76,10 @@ int cmd_run(const std::vector<std::string>& args) {
       ("kprobes-boost", po::value(&kprobes_boost)->default_value(1),
        "the x86 kprobe-booster (docs/KPROBES_X86.md): 1 (default, as Linux) runs a hit with no post handler "
        "from its slot with a jump back and no second trap; 0 always steps")
-      ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(0),
+      ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(1),
        "x86 jump optimization (debug.kprobes-optimization; docs/KPROBES_X86.md): 1 replaces a probe point's "
-       "region with a jump to a detour buffer once an RCU-tasks grace period has passed; 0 (default while it is "
-       "experimental) never")
+       "region with a jump to a detour buffer once an RCU-tasks grace period has passed (default, as Linux); 0 "
+       "never (RV64: no effect yet)")
       ("kprobes-rethook", po::value(&kprobes_rethook)->default_value(1),
        "how a kretprobed function's return reaches the handlers (docs/KPROBES.md): 1 (default) the trap-free "
        "rethook_trampoline (the paper's kretprobe-booster, Linux's rethook), 0 the breakpoint at "
