@@ -91,6 +91,16 @@ struct OptRegion {
   uint8_t len = 0;         // bytes: whole instructions, at least the jump's
   uint8_t insns = 0;       // how many instructions
   uint8_t bytes[32] = {};  // their original bytes
+  // RV64: the register the jump and the detour use (`auipc`+`jalr`, the
+  // port load), dead at the probe point by the function's liveness; -1 on
+  // x86 (its jmp rel32 needs none).
+  int8_t scratch = -1;
+};
+
+// A CPU in a detour buffer's handler call, and what the probe point's
+// registers were (Arch::detour_enter fills it, detour_leave undoes it).
+struct DetourRegs {
+  uint64_t pc = 0, sp = 0, scratch = 0, pushed = 0;
 };
 
 // Every register a handler may change, for jprobes (which run a guest
@@ -136,31 +146,51 @@ class Arch {
   virtual unsigned breakpoint_bytes(uint8_t* out) const = 0;
 
   // Jump optimization: whether the probe point `addr` in `func` can be
-  // replaced by a jump to a detour buffer (Linux's can_optimize): 0 with
-  // the region, or a negative Errno and one line saying why not. Only x86
-  // has it for now.
+  // replaced by a jump to a detour buffer (Linux's can_optimize; on RV64
+  // the out-of-tree series' liveness check): 0 with the region, or a
+  // negative Errno and one line saying why not.
   virtual int can_optimize(const TextReader& text, uint64_t addr, const Symbol& func, OptRegion& out,
                            std::string& why) const {
     (void)text, (void)addr, (void)func, (void)out;
-    why = "no jump optimization on this ISA yet";
+    why = "no jump optimization on this ISA";
     return -kEOPNOTSUPP;
   }
-  // A jump from `at` to `target` (x86: jmp rel32, by Zydis's encoder):
-  // the kprobe-booster's jump back from the end of a slot's copy, and the
-  // jump optimizer's jump to a detour buffer. False where the ISA has
-  // neither (RV64, as mainline Linux) or the jump cannot be encoded.
+  // A jump from `at` to `target` (x86: jmp rel32, by Zydis's encoder): the
+  // kprobe-booster's jump back from the end of a slot's copy. False where
+  // the ISA has no booster (RV64, as mainline Linux) or the jump cannot be
+  // encoded.
   virtual bool encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const {
     (void)at, (void)target, (void)out;
     return false;
   }
+  // The jump optimizer's jump from the probe point `at` of region `r` to
+  // its detour buffer (x86: encode_jump; RV64: auipc+jalr through r.scratch).
+  virtual bool encode_detour_jump(const OptRegion& r, uint64_t at, uint64_t target, std::vector<uint8_t>& out) const {
+    (void)r;
+    return encode_jump(at, target, out);
+  }
+  // How many instructions that jump is: a CPU interrupted between two of
+  // them resumes in the middle of it (RV64's auipc, then jalr).
+  virtual unsigned detour_jump_insns() const { return 1; }
   // The detour buffer for `r` at `addr`, placed at `buf`: the handler
   // call, the region's instructions (from offset `copy_at`), the jump back
   // to addr + r.len.
   virtual int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out,
                            unsigned& copy_at, std::string& why) const {
     (void)r, (void)addr, (void)buf, (void)out, (void)copy_at;
-    why = "no jump optimization on this ISA yet";
+    why = "no jump optimization on this ISA";
     return -kEOPNOTSUPP;
+  }
+  // A CPU's load in the detour's handler call, at `addr`'s detour: gives
+  // the CPU the probe point's registers for the handlers (the PC at addr;
+  // x86: rsp and r11 as before the push), remembering what it had in `d`.
+  // detour_leave puts the detour's registers back and gives the value the
+  // load returns (x86: a handler's change of r11 goes to the pushed copy).
+  virtual void detour_enter(Cpu& cpu, const Bus& bus, uint64_t addr, const OptRegion& r, DetourRegs& d) const {
+    (void)cpu, (void)bus, (void)addr, (void)r, (void)d;
+  }
+  virtual void detour_leave(Cpu& cpu, Bus& bus, const OptRegion& r, const DetourRegs& d, uint64_t& value) const {
+    (void)cpu, (void)bus, (void)r, (void)d, (void)value;
   }
 
   // --- Traps ----------------------------------------------------------------

@@ -49,9 +49,9 @@ Engine::Engine(Machine& m, StepMode mode)
     : m_(m), bus_(m.bus()), arch_(make_arch(m.config().isa)), mode_(mode) {
   cpus_.resize(static_cast<size_t>(m.cpu_count()));
   layout_ = find_layout();
-  // x86: the last 16 KiB of the slot area hold detour buffers.
+  // The last 16 KiB of the slot area hold detour buffers.
   uint64_t slots_end = layout_.slots_end;
-  if (arch_->isa() == Isa::x86_64 && slots_end >= layout_.slots_begin + kReservedBytes + 2 * kDetourArea) {
+  if (slots_end >= layout_.slots_begin + kReservedBytes + 2 * kDetourArea) {
     slots_end -= kDetourArea;
     opt_slots_.init(slots_end, layout_.slots_end, kDetourCell);
     detour_base_ = slots_end;
@@ -67,7 +67,7 @@ Engine::Engine(Machine& m, StepMode mode)
   patcher_->set_available(layout_.can_patch_by_protocol());
   rcu_ = std::make_unique<Rcu>(*this);
   // The trap-free kretprobe trampoline needs its port on the bus.
-  // (and the jump optimizer's detour buffers, x86).
+  // (and the jump optimizer's detour buffers).
   if ((layout_.rethook || opt_slots_.ready()) && !bus_.device_at(memmap::kRethookBase)) {
     rethook_port_ = std::make_unique<RethookPort>(*this);
     bus_.map(memmap::kRethookBase, memmap::kRethookSize, rethook_port_.get());
@@ -362,7 +362,7 @@ void Engine::update_arming(ProbePoint& p) {
   } then{*this, p};
   if (patcher_->deferring()) {
     // During a run: the caller CPU patches through the protocol.
-    if (wants_breakpoint(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
+    if (keeps_breakpoint(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
     return;
   }
   if (wants_breakpoint(p))

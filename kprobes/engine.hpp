@@ -344,6 +344,11 @@ class Engine final : public HostAgent {
   // For the patcher: whether a point's breakpoint should be in memory;
   // writing it (or the original bytes) as `who`; a point's text is final.
   bool wants_breakpoint(const ProbePoint& p) const { return enabled_ && !p.removed && !p.all_disabled(); }
+  // The breakpoint stays while a two-instruction jump (RV64) is being taken
+  // out: its first instruction is the breakpoint until the second goes.
+  bool keeps_breakpoint(const ProbePoint& p) const {
+    return wants_breakpoint(p) || p.opt == ProbePoint::Opt::unoptimizing;
+  }
   void write_point(ProbePoint& p, bool breakpoint, const Accessor& who);
   void point_patched(ProbePoint& p);
   void retire(ProbePoint& p, bool reclaim_now = true, bool after_gp = false);
@@ -431,6 +436,7 @@ class Engine final : public HostAgent {
   void install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at);
   std::shared_ptr<ProbeInsn> jump_to_detour(const ProbePoint& p, std::vector<uint8_t>& bytes) const;
   void unoptimize(ProbePoint& p);
+  void unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>& keep, std::function<void(Cpu*)> done);
   void free_detour(ProbePoint& p);
   bool can_stay_optimized(const ProbePoint& p) const;
   // Unoptimizes any optimized point whose region holds `addr` (a probe

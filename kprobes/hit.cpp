@@ -383,6 +383,16 @@ void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
     emit(cpu, p.addr, "detour", p.detour);
     leave(cpu, cb, p.detour_copy);
     cpu.add_cycles(timing::kKprobeResumeCycles);
+    if (arch_->isa() == Isa::rv64) {
+      // RV64's return from the trap does not synchronise instruction fetch
+      // (x86's iretq does): the handler runs fence.i so that the hart sees
+      // the detour buffer another hart may just have written. (The
+      // out-of-tree series flushes every hart's icache when it writes the
+      // buffer; this is the one way into it before the jump is in, and the
+      // jump goes in under stop_machine, whose harts all run fence.i.)
+      cpu.serialize_code();
+      cpu.add_cycles(timing::kFenceICycles);
+    }
     return;
   }
   if (!boost_now(p)) {

@@ -33,14 +33,10 @@
 
 namespace ksim::kprobes {
 
-namespace {
-constexpr int kRsp = 4, kR11 = 11;  // x86 GPR numbers (encoding order)
-}  // namespace
-
 // The jmp from `p`'s address to its detour buffer, as text_poke_bp's int3
 // handler emulates it for a CPU that reaches the temporary int3.
 std::shared_ptr<ProbeInsn> Engine::jump_to_detour(const ProbePoint& p, std::vector<uint8_t>& bytes) const {
-  if (!arch_->encode_jump(p.addr, p.detour, bytes)) return nullptr;
+  if (!arch_->encode_detour_jump(p.region, p.addr, p.detour, bytes)) return nullptr;
   TextReader text = [&](uint64_t a, uint8_t* out, size_t len) {
     for (size_t i = 0; i < len; ++i)
       out[i] = a + i >= p.addr && a + i < p.addr + bytes.size() ? bytes[a + i - p.addr] : 0x90;
@@ -178,14 +174,31 @@ void Engine::unoptimize(ProbePoint& p) {
   // The region's first 5 bytes as they were, with the probe's int3 on the
   // first (the point stays armed; disarming, if wanted, follows).
   std::vector<uint8_t> bytes(p.region.bytes, p.region.bytes + p.jump_len);
-  bytes[0] = p.insn.bp[0];
+  std::memcpy(bytes.data(), p.insn.bp, std::min<size_t>(p.insn.bp_len, bytes.size()));
   auto keep = table_.count(p.addr) ? table_.at(p.addr) : nullptr;
   p.opt = Opt::unoptimizing;
-  auto done = [this, keep, gen = p.opt_gen](Cpu*) {
+  auto done = [this, keep, gen = p.opt_gen](Cpu* cpu) {
     if (!keep || keep->opt != Opt::unoptimizing || keep->opt_gen != gen) return;
     keep->opt = Opt::none;
     free_detour(*keep);
+    // The breakpoint was kept for the jump's sake (keeps_breakpoint): a
+    // removal or disable meanwhile disarms now.
+    if (keeps_breakpoint(*keep) == keep->armed) return;
+    if (cpu) {
+      const int caller = caller_cpu_;
+      begin_op(cpu->id());
+      patcher_->queue(keep);
+      end_op();
+      caller_cpu_ = caller;
+    } else {
+      write_point(*keep, keeps_breakpoint(*keep), as_caller());
+      point_patched(*keep);
+    }
   };
+  if (patcher_->deferring() && arch_->detour_jump_insns() > 1 && rcu_->tasks_available()) {
+    unoptimize_in_two(p, keep, std::move(done));
+    return;
+  }
   if (patcher_->deferring()) {
     // Meanwhile a CPU at the temporary int3 goes on to the detour, which is
     // what the old text did.
@@ -197,6 +210,44 @@ void Engine::unoptimize(ProbePoint& p) {
   see_text_now();
   charge_caller(timing::kTextPokeCycles);
   done(nullptr);
+}
+
+// A jump of two instructions (RV64's auipc+jalr) cannot be taken out at
+// once: a task interrupted or preempted between them would resume at the
+// second with the original bytes back, in the middle of the region with
+// its first instructions skipped. So the breakpoint goes over the first
+// (a CPU between the two still jumps to the detour, which is kept), and
+// the rest of the original bytes only after an RCU-tasks grace period, when
+// no task can be between them any more.
+void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>& keep,
+                               std::function<void(Cpu*)> done) {
+  using Opt = ProbePoint::Opt;
+  const unsigned bp = p.insn.bp_len;
+  std::vector<uint8_t> first(p.insn.bp, p.insn.bp + bp);
+  std::vector<uint8_t> rest(p.region.bytes + bp, p.region.bytes + p.jump_len);
+  const uint64_t addr = p.addr, gen = p.opt_gen;
+  auto valid = [keep, gen] { return keep && keep->opt == Opt::unoptimizing && keep->opt_gen == gen; };
+  auto second = [this, valid, addr, bp, rest, done](Cpu* at, uint64_t) {
+    if (!valid()) return;
+    if (!at) {  // the run is over: nothing runs the text any more
+      bus_.write_bytes(addr + bp, rest.data(), rest.size(), as_caller());
+      done(nullptr);
+      return;
+    }
+    const int caller = caller_cpu_;
+    begin_op(at->id());
+    emit(*at, addr, "unoptimize-rest");
+    patcher_->queue_bytes(addr + bp, rest, true, nullptr, done);
+    end_op();
+    caller_cpu_ = caller;
+  };
+  auto wait = [this, valid, addr, second](Cpu* cpu) {
+    if (!valid()) return;
+    if (!cpu) return second(nullptr, 0);
+    emit(*cpu, addr, "synchronize_rcu_tasks");
+    rcu_->call_rcu_tasks(*cpu, second);
+  };
+  patcher_->queue_bytes(addr, first, true, nullptr, wait);
 }
 
 void Engine::unoptimize_around(uint64_t addr) {
@@ -271,13 +322,9 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
     return true;
   }
   // The probe point's registers for the handlers (no full snapshot: only
-  // rsp, r11 and the PC differ in the detour).
-  const uint64_t rsp = cpu.gpr(kRsp), r11 = cpu.gpr(kR11), pc = cpu.pc();
-  uint64_t pushed = 0;
-  bus_.read_bytes(rsp, &pushed, 8);
-  cpu.set_gpr(kRsp, rsp + 8);
-  cpu.set_gpr(kR11, pushed);
-  cpu.set_pc(p.addr);
+  // the PC and the detour's scratch registers differ).
+  DetourRegs saved;
+  arch_->detour_enter(cpu, bus_, p.addr, p.region, saved);
   cb.status = KStatus::hit_active;
   uint64_t handlers = 0;
   if (p.probes.size() != 1 || !p.probes.front()->internal) {
@@ -295,11 +342,7 @@ bool Engine::optprobe_hit(int cpu_id, uint64_t& value) {
       kretprobe_entry(cpu, *rec);
   }
   cb.status = KStatus::idle;
-  const uint64_t new_r11 = cpu.gpr(kR11);
-  if (new_r11 != pushed) bus_.write_bytes(rsp, &new_r11, 8, Accessor{cpu_id, cpu.cycle()});
-  cpu.set_gpr(kR11, r11);
-  cpu.set_gpr(kRsp, rsp);
-  cpu.set_pc(pc);
+  arch_->detour_leave(cpu, bus_, p.region, saved, value);
   // (No handler: every probe there disabled or removed while the jump is
   // still in, as Linux's optimized_callback skips a disabled probe.)
   if (handlers == 0) ++stats_.unhandled;

@@ -102,7 +102,7 @@ void Patcher::queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_p
   Job j;
   j.cpu = op_caller_;
   j.addr = addr;
-  j.kind = int3_protocol ? JobKind::bp : JobKind::bytewise;
+  j.kind = !int3_protocol ? JobKind::bytewise : mode_ == Patching::text_poke ? JobKind::bp : JobKind::stopped;
   j.bytes = std::move(bytes);
   j.emulate = std::move(emulate);
   j.done = std::move(done);
@@ -122,7 +122,7 @@ void Patcher::flush(bool charge) {
     }
     j.point->queued = false;
     ProbePoint& p = *j.point;
-    const bool want = e_.wants_breakpoint(p);
+    const bool want = e_.keeps_breakpoint(p);
     if (want != p.armed) {
       e_.write_point(p, want, Accessor{j.cpu, e_.machine().cpu(j.cpu).cycle()});
       if (charge) {  // as instant patching does
@@ -314,8 +314,12 @@ void Patcher::write_text(Cpu& cpu) {
     write_bytes(cpu, j.addr + j.phase, j.bytes.data() + j.phase, 1);
     return;
   }
+  if (j.kind == JobKind::stopped) {  // every other CPU waits in stop_machine
+    write_bytes(cpu, j.addr, j.bytes.data(), j.bytes.size());
+    return;
+  }
   ProbePoint& p = *jobs_.front().point;
-  const bool want = e_.wants_breakpoint(p);
+  const bool want = e_.keeps_breakpoint(p);
   if (want != p.armed) e_.write_point(p, want, Accessor{cpu.id(), cpu.cycle()});
   cpu.add_cycles(timing::kTextPokeCycles);
 }
@@ -340,7 +344,7 @@ void Patcher::finish_job(Cpu& cpu) {
   e_.point_patched(p);
   // Changed again while this job ran (an operation during the protocol):
   // another round.
-  if (!p.retired && e_.wants_breakpoint(p) != p.armed) {
+  if (!p.retired && e_.keeps_breakpoint(p) != p.armed) {
     p.queued = true;
     jobs_.push_back(j);
   }
@@ -375,15 +379,21 @@ bool Patcher::step_job(Cpu& cpu) {
         step_ = Step::bytes;
         return true;
       }
+      if (jobs_.front().kind == JobKind::stopped) {
+        emit(cpu, "patch-begin", 4, static_cast<uint64_t>(mode_));
+        cpu.add_cycles(timing::kTextMutexCycles);
+        step_ = Step::stop_setup;
+        return true;
+      }
       ProbePoint& p = *jobs_.front().point;
-      if (e_.wants_breakpoint(p) == p.armed) {  // nothing left to change
+      if (e_.keeps_breakpoint(p) == p.armed) {  // nothing left to change
         jobs_.front().point->queued = false;
         Job j = jobs_.front();
         jobs_.pop_front();
         e_.point_patched(*j.point);
         return true;
       }
-      emit(cpu, "patch-begin", e_.wants_breakpoint(p) ? 1 : 0, static_cast<uint64_t>(mode_));
+      emit(cpu, "patch-begin", e_.keeps_breakpoint(p) ? 1 : 0, static_cast<uint64_t>(mode_));
       cpu.add_cycles(timing::kTextMutexCycles);
       step_ = mode_ == Patching::text_poke ? Step::poke : Step::stop_setup;
       return true;

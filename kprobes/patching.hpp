@@ -99,11 +99,14 @@ class Patcher {
   // without it, patching is instant.
   void set_available(bool a) { available_ = a; }
   void queue(const std::shared_ptr<ProbePoint>& p);
-  // A generic patch of live code (x86): `bytes` over the instruction at
-  // `addr`. With the int3 protocol (text_poke_bp): int3 on the first byte,
-  // sync, the tail, sync, the first byte, sync; a CPU that reaches the
-  // int3 meanwhile executes `emulate` (the new instruction) instead.
-  // Without it: one byte per step, no synchronisation (torn writes).
+  // A generic patch of live code: `bytes` over the instruction(s) at
+  // `addr`. With the protocol, as the mode patches: text_poke (x86)
+  // uses text_poke_bp: int3 on the first byte, sync, the tail, sync, the
+  // first byte, sync; a CPU that reaches the int3 meanwhile executes
+  // `emulate` (the new instruction) instead. text_poke_smp and patch_text
+  // write all the bytes under stop_machine (RV64's patch_text of an
+  // optprobe's auipc+jalr). Without it: one byte per step, no
+  // synchronisation (torn writes).
   // `done` runs when the last byte is in (with the caller CPU; null when
   // flush() finishes the job at once).
   void queue_bytes(uint64_t addr, std::vector<uint8_t> bytes, bool int3_protocol,
@@ -146,7 +149,7 @@ class Patcher {
     bool fn_arrived = false;           // in the RUN state's callback
     bool fn_done = false;
   };
-  enum class JobKind : uint8_t { point, bp, bytewise };
+  enum class JobKind : uint8_t { point, bp, bytewise, stopped };
   struct Job {
     std::shared_ptr<ProbePoint> point;  // JobKind::point
     int cpu = 0;

@@ -140,13 +140,17 @@ std::vector<Rcu::Waiting> Rcu::take_due(std::vector<Waiting>& from, uint64_t com
 }
 
 void Rcu::flush() {
-  std::vector<Waiting> all = std::move(sched_.waiting);
-  sched_.waiting.clear();
-  sched_.active = false;
-  for (auto& w : tasks_p_.waiting) all.push_back(std::move(w));
-  tasks_p_.waiting.clear();
-  tasks_p_.active = false;
-  for (auto& w : all) w.fn(nullptr, 0);
+  // A callback may wait again (a detour freed once a jump is out): until
+  // none is left.
+  while (!sched_.waiting.empty() || !tasks_p_.waiting.empty()) {
+    std::vector<Waiting> all = std::move(sched_.waiting);
+    sched_.waiting.clear();
+    sched_.active = false;
+    for (auto& w : tasks_p_.waiting) all.push_back(std::move(w));
+    tasks_p_.waiting.clear();
+    tasks_p_.active = false;
+    for (auto& w : all) w.fn(nullptr, 0);
+  }
 }
 
 // --- RCU-tasks -----------------------------------------------------------------

@@ -25,6 +25,7 @@ using ksim::test::run_until;
 
 namespace {
 
+// (Shared with kprobes_optimize_rv64_test.cpp.)
 struct Counter : EventObserver {
   std::map<std::string, uint64_t> n;
   std::map<std::string, uint64_t> first;  // cycle of each kind's first event
@@ -106,11 +107,6 @@ TEST_CASE("x86 optprobes: can_optimize accepts kernel functions and refuses each
   // The same function is fine where nothing lands in the region: the
   // branch's target is +4, before a probe at +4 (targets *inside* count).
   CHECK(check(rig, "optcase_branch_into", 4).err == 0);
-  // RV64 has no jump optimization yet, and says so.
-  KprobeRig rv(kernel_image(Isa::rv64), 1);
-  Check c = check(rv, "do_fork", 0);
-  CHECK(c.err == -kEOPNOTSUPP);
-  CHECK(c.why.find("no jump optimization") != std::string::npos);
 }
 
 TEST_CASE("x86 optprobes: the detour buffer calls the handler path, runs the region, jumps back",

@@ -26,7 +26,8 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
   if (!sc) throw UsageError{"no race scenario '" + name + "' (ksim race list)"};
   if (variant != "correct" && variant != "broken") throw UsageError{"--race needs --variant correct or broken"};
   for (const char* o : {"elf", "probe", "probe-script", "probe-action", "kprobes-mode", "kprobes-locking",
-                        "kprobes-patching", "reference-schedule", "quantum"})
+                        "kprobes-patching", "kprobes-boost", "kprobes-optimization", "kprobes-rethook",
+                        "reference-schedule", "quantum"})
     if (vm.count(o) && !vm[o].defaulted()) throw UsageError{std::string("--") + o + " does not go with --race"};
   race::Options o;
   o.isa = vm["isa"].defaulted() ? (sc->x86 ? Isa::x86_64 : Isa::rv64) : parse_isa(isa_text);
@@ -63,6 +64,7 @@ int ui_main(const std::vector<std::string>& args) {
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
   int probe_cpu = 0;
+  int kprobes_boost = 1, kprobes_optimization = 1, kprobes_rethook = 1;
   std::string race_name, race_variant;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
@@ -78,6 +80,12 @@ int ui_main(const std::vector<std::string>& args) {
       ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
       ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"), "x86 stepping: modern or classic")
       ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"), "how hits synchronise: rcu or spinlock")
+      ("kprobes-boost", po::value(&kprobes_boost)->default_value(1), "the x86 kprobe-booster: 1 (default) or 0")
+      ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(1),
+       "jump optimization: 1 (default, as Linux; a detour buffer annotated in Code, the optimizer's steps on the "
+       "timeline) or 0")
+      ("kprobes-rethook", po::value(&kprobes_rethook)->default_value(1),
+       "kretprobe return: 1 (default) the trap-free rethook_trampoline, 0 the breakpoint trampoline")
       ("kprobes-patching", po::value(&patching_name),
        "text patching: text_poke, text_poke_smp (x86), patch_text (RV64) or instant (default: the ISA's Linux protocol)")
       ("probe-script", po::value(&probe_script), "probe operations at given cycles, one per line (as ksim run)")
@@ -103,6 +111,8 @@ int ui_main(const std::vector<std::string>& args) {
   if (probe_specs.empty() && probe_script.empty() && !probe_actions.empty())
     throw UsageError{"--probe-action needs a --probe or a --probe-script"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock") throw UsageError{"--kprobes-locking must be rcu or spinlock"};
+  for (int k : {kprobes_boost, kprobes_optimization, kprobes_rethook})
+    if (k != 0 && k != 1) throw UsageError{"--kprobes-boost, --kprobes-optimization and --kprobes-rethook take 0 or 1"};
   if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
   if (probe_cpu < 0 || probe_cpu >= cpus)
     throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
@@ -150,6 +160,9 @@ int ui_main(const std::vector<std::string>& args) {
   spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
   spec.locking = kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu;
   spec.patching = patching;
+  spec.boost = kprobes_boost == 1;
+  spec.optimize = kprobes_optimization == 1;
+  spec.rethook = kprobes_rethook == 1;
   if (!probe_script.empty()) {
     std::ifstream in(probe_script, std::ios::binary);
     if (!in) throw InputError(probe_script + ": cannot read the probe script");

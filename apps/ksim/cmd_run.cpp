@@ -77,9 +77,9 @@ int cmd_run(const std::vector<std::string>& args) {
        "the x86 kprobe-booster (docs/KPROBES_X86.md): 1 (default, as Linux) runs a hit with no post handler "
        "from its slot with a jump back and no second trap; 0 always steps")
       ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(1),
-       "x86 jump optimization (debug.kprobes-optimization; docs/KPROBES_X86.md): 1 replaces a probe point's "
+       "jump optimization (debug.kprobes-optimization; docs/KPROBES_X86.md, KPROBES_RV64.md): 1 replaces a probe point's "
        "region with a jump to a detour buffer once an RCU-tasks grace period has passed (default, as Linux); 0 "
-       "never (RV64: no effect yet)")
+       "never")
       ("kprobes-rethook", po::value(&kprobes_rethook)->default_value(1),
        "how a kretprobed function's return reaches the handlers (docs/KPROBES.md): 1 (default) the trap-free "
        "rethook_trampoline (the paper's kretprobe-booster, Linux's rethook), 0 the breakpoint at "

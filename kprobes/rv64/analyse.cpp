@@ -24,6 +24,8 @@ std::string where(uint64_t addr, const Symbol* func) {
   return addr == func->addr ? func->name : func->name + "+" + hex(addr - func->addr);
 }
 
+}  // namespace
+
 // objdump's "mnemonic\toperands" with a space instead of the tab, for
 // one-line messages.
 std::string one_line(const Insn& in, uint64_t pc) {
@@ -36,7 +38,7 @@ std::string one_line(const Insn& in, uint64_t pc) {
 // Reads and decodes the instruction at `addr` from the unprobed text: the
 // low halfword gives the length, so a compressed instruction at the end of
 // RAM is read without touching the two bytes after it.
-bool fetch(const TextReader& text, uint64_t addr, Insn& in, uint8_t* bytes) {
+bool fetch_insn(const TextReader& text, uint64_t addr, Insn& in, uint8_t* bytes) {
   uint16_t lo = 0, hi = 0;
   if (!text(addr, bytes, 2)) return false;
   std::memcpy(&lo, bytes, 2);
@@ -47,6 +49,8 @@ bool fetch(const TextReader& text, uint64_t addr, Insn& in, uint8_t* bytes) {
   in = ksim::rv64::decode(lo, hi);
   return true;
 }
+
+namespace {
 
 // Why a row the table marks `reject` may not be probed.
 const char* reject_reason(Op op) {
@@ -82,7 +86,7 @@ int check_boundary(const TextReader& text, uint64_t addr, const Symbol& func, st
   while (pos < addr) {
     Insn in{};
     uint8_t bytes[4];
-    if (!fetch(text, pos, in, bytes)) {
+    if (!fetch_insn(text, pos, in, bytes)) {
       why = "cannot read guest text at " + where(pos, &func) + " while checking instruction boundaries";
       return -kEINVAL;
     }
@@ -111,7 +115,7 @@ int Rv64Arch::analyse(const TextReader& text, uint64_t addr, const Symbol* func,
 
   Insn in{};
   uint8_t bytes[4] = {};
-  if (!fetch(text, addr, in, bytes)) {
+  if (!fetch_insn(text, addr, in, bytes)) {
     why = "cannot read the instruction (outside RAM)";
     return -kEINVAL;
   }

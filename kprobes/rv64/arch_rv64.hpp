@@ -7,6 +7,7 @@
 //   abi.cpp       the calling convention (arguments, return value and
 //                 address) and register names for fetch args
 //   arch_rv64.cpp breakpoint encodings and trap classification
+//   optimize.cpp  jump optimization: the liveness check, the detour buffer
 // See docs/KPROBES_RV64.md for the slot layout and the instruction table.
 #pragma once
 #include <cstdint>
@@ -30,6 +31,12 @@ inline constexpr unsigned kSlotSize = 16;
 // than keeping a second copy of the operands in sync.
 ksim::rv64::Insn decode_probed(const ProbeInsn& pi);
 
+// Reads and decodes the instruction at `addr` from the unprobed text into
+// `in` (its bytes, up to 4, into `bytes`); false outside RAM.
+bool fetch_insn(const TextReader& text, uint64_t addr, ksim::rv64::Insn& in, uint8_t* bytes);
+// objdump's text of an instruction on one line ("addi sp, sp, -16").
+std::string one_line(const ksim::rv64::Insn& in, uint64_t pc);
+
 // The name an instruction is written with in refusals: compressed control
 // transfers and c.ebreak keep their own mnemonics ("c.beqz", not "beq").
 std::string mnemonic_of(const ksim::rv64::Insn& in);
@@ -43,6 +50,16 @@ class Rv64Arch final : public Arch {
   int build_slot(ProbeInsn& pi, uint64_t slot, StepMode mode, std::string& why) const override;
   unsigned slot_size() const override { return kSlotSize; }
   bool is_breakpoint(const uint8_t* bytes) const override;
+  // Jump optimization (optimize.cpp): the out-of-tree RISC-V optprobes
+  // series' auipc+jalr through a register the function's liveness shows dead.
+  int can_optimize(const TextReader& text, uint64_t addr, const Symbol& func, OptRegion& out,
+                   std::string& why) const override;
+  bool encode_detour_jump(const OptRegion& r, uint64_t at, uint64_t target, std::vector<uint8_t>& out) const override;
+  unsigned detour_jump_insns() const override { return 2; }
+  int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out, unsigned& copy_at,
+                   std::string& why) const override;
+  void detour_enter(Cpu& cpu, const Bus& bus, uint64_t addr, const OptRegion& r, DetourRegs& d) const override;
+  void detour_leave(Cpu& cpu, Bus& bus, const OptRegion& r, const DetourRegs& d, uint64_t& value) const override;
   unsigned breakpoint_bytes(uint8_t* out) const override;
 
   bool is_breakpoint_trap(const TrapInfo& t) const override;

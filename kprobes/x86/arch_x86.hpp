@@ -19,6 +19,8 @@ class X86Arch final : public Arch {
   bool encode_jump(uint64_t at, uint64_t target, std::vector<uint8_t>& out) const override;
   int build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::vector<uint8_t>& out, unsigned& copy_at,
                    std::string& why) const override;
+  void detour_enter(Cpu& cpu, const Bus& bus, uint64_t addr, const OptRegion& r, DetourRegs& d) const override;
+  void detour_leave(Cpu& cpu, Bus& bus, const OptRegion& r, const DetourRegs& d, uint64_t& value) const override;
   bool is_breakpoint(const uint8_t* bytes) const override;
   unsigned breakpoint_bytes(uint8_t* out) const override;
 

@@ -28,8 +28,10 @@
 
 #include <cstring>
 
+#include "cpu/cpu.hpp"
 #include "cpu/hex.hpp"
 #include "cpu/x86/insn.hpp"
+#include "mem/bus.hpp"
 #include "cpu/x86/zydis.hpp"
 #include "kprobes/x86/arch_x86.hpp"
 #include "kprobes/x86/probe_class.hpp"
@@ -41,6 +43,7 @@ namespace ksim::kprobes {
 namespace {
 
 constexpr unsigned kJmp32 = 5;
+constexpr int kRsp = 4, kR11 = 11;  // GPR numbers (encoding order)
 constexpr unsigned kMaxInsn = 15;
 
 bool decode_at(const TextReader& text, uint64_t a, uint64_t end, x86arch::Decoded& d, uint8_t* buf) {
@@ -191,6 +194,30 @@ int X86Arch::build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::
   }
   out.insert(out.end(), jmp, jmp + n);
   return 0;
+}
+
+// The handlers see the probe point's registers: rsp without the push, r11
+// as pushed, the PC at the probed address.
+void X86Arch::detour_enter(Cpu& cpu, const Bus& bus, uint64_t addr, const OptRegion&, DetourRegs& d) const {
+  d.sp = cpu.gpr(kRsp);
+  d.scratch = cpu.gpr(kR11);
+  d.pc = cpu.pc();
+  d.pushed = 0;
+  bus.read_bytes(d.sp, &d.pushed, 8);
+  cpu.set_gpr(kRsp, d.sp + 8);
+  cpu.set_gpr(kR11, d.pushed);
+  cpu.set_pc(addr);
+}
+
+// A handler's change of r11 goes to the stack slot the detour pops it
+// from; one of rsp or the PC is ignored (the Linux documents' note).
+void X86Arch::detour_leave(Cpu& cpu, Bus& bus, const OptRegion&, const DetourRegs& d, uint64_t& value) const {
+  const uint64_t r11 = cpu.gpr(kR11);
+  if (r11 != d.pushed) bus.write_bytes(d.sp, &r11, 8, Accessor{cpu.id(), cpu.cycle()});
+  cpu.set_gpr(kR11, d.scratch);
+  cpu.set_gpr(kRsp, d.sp);
+  cpu.set_pc(d.pc);
+  value = 0;  // (popped over at once)
 }
 
 }  // namespace ksim::kprobes

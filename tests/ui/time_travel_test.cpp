@@ -188,6 +188,7 @@ TEST_CASE("A probe script in the debugger: run to the end gives the trace hash o
       TraceHasher h;
       m.events().add(&h);
       kprobes::Engine eng(m);
+      eng.set_optimization(spec.optimize);  // as the debugger's World sets it
       kprobes::ProbeSession session(eng, nullptr);
       kprobes::ProbeOpQueue q(session, kprobes::events::parse_probe_script(script, "t.probes", eng.arch()), 1,
                               "t.probes");

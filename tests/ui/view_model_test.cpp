@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "cpu/rv64/insn.hpp"
@@ -557,4 +558,109 @@ TEST_CASE("CPUs view: a CPU inside stop_machine says so, with the state it acted
   CHECK(row.doing.rfind("kernel text patching: ", 0) == 0);
   CHECK(row.doing.find("stop_machine: MULTI_STOP_") != std::string::npos);
   CHECK(row.state == CpuRow::Doing::parked);
+}
+
+TEST_CASE("Code view: an optimized probe shows the jump over its region, and its detour buffer is annotated",
+          "[ui][code][optprobe]") {
+  for (Isa isa : {Isa::x86_64, Isa::rv64}) {
+    INFO(isa_name(isa));
+    WorldSpec spec = ui_kernel(2, 0, isa);
+    spec.optimize = true;
+    Debugger d(spec, {ui_add("p:f do_fork")});
+    d.go_to_cycle(10'000);
+    const kprobes::ProbePoint* p = d.world().engine()->point_at(d.world().machine().symbols().find("do_fork")->addr);
+    REQUIRE(p);
+    REQUIRE(p->opt == kprobes::ProbePoint::Opt::optimized);
+    // At do_fork: the original instruction, the jump memory holds over it.
+    const CodeLine at = code_lines(d, p->addr, 0, 1)[0];
+    CHECK(at.probed);
+    CHECK(at.over.rfind(isa == Isa::x86_64 ? "jmp" : "auipc", 0) == 0);
+    // The buffer: its handler call, the region's copy, the jump back, each
+    // line named for the probe (the engine's own layout of the buffer).
+    std::map<std::string, int> parts;
+    for (const CodeLine& l : code_lines(d, p->detour, 0, 12)) {
+      if (l.addr >= p->detour_copy + p->region.len + (isa == Isa::x86_64 ? 5 : 8)) break;
+      INFO(l.text << " ; " << l.slot_of);
+      REQUIRE(l.slot_of.rfind("detour of do_fork (f): ", 0) == 0);
+      const std::string part = l.slot_of.substr(l.slot_of.find(": ") + 2);
+      ++parts[part];
+      if (l.addr < p->detour_copy) CHECK(part == "handler call");
+      else if (l.addr < p->detour_copy + p->region.len) CHECK(part == "copied region");
+      else CHECK(part == "jump back");
+    }
+    CHECK(parts["handler call"] == (isa == Isa::x86_64 ? 3 : 2));  // push, load, pop / lui, ld
+    CHECK(parts["copied region"] == p->region.insns);
+    CHECK(parts["jump back"] == (isa == Isa::x86_64 ? 1 : 2));     // jmp / auipc, jalr
+  }
+}
+
+TEST_CASE("Timeline: the jump optimizer's steps are ticks on the lanes of the CPUs that take them",
+          "[ui][timeline][optprobe]") {
+  for (Isa isa : {Isa::x86_64, Isa::rv64}) {
+    INFO(isa_name(isa));
+    WorldSpec spec = ui_kernel(2, 3, isa);
+    spec.optimize = true;
+    Debugger d(spec, {});
+    d.go_to_cycle(300'000);
+    REQUIRE(d.probe_op({ProbeOp::Kind::add, "p:f do_fork", 1}).empty());
+    d.go_to_cycle(1'500'000);
+    REQUIRE(d.probe_op({ProbeOp::Kind::remove, "f", 1}).empty());
+    d.go_to_cycle(3'000'000);
+    TimelineIndex tl;
+    tl.sync(d.log(), 2);
+    // Each step's first tick, against the engine's own events in the log.
+    std::map<std::string, uint64_t> tick, logged;
+    for (int lane = 0; lane < 2; ++lane)
+      for (const Mark& m : tl.marks(lane)) {
+        if (m.kind != EventKind::probe) continue;
+        const std::string what = d.log().text(d.log()[m.event]);
+        if (!tick.count(what) || m.cycle < tick[what]) tick[what] = m.cycle;
+      }
+    for (uint32_t k : d.log().of_kind(EventKind::probe)) {
+      const std::string what = d.log().text(d.log()[k]);
+      if (!logged.count(what)) logged[what] = d.log()[k].cycle;
+    }
+    std::vector<std::string> steps = {"optimize-queued", "synchronize_rcu_tasks", "optimize", "optimized",
+                                      "optimized-hit", "unoptimize", "detour-free"};
+    if (isa == Isa::rv64) steps.push_back("unoptimize-rest");
+    for (const std::string& s : steps) {
+      INFO(s);
+      REQUIRE(logged.count(s));
+      REQUIRE(tick.count(s));
+      CHECK(tick[s] == logged[s]);
+    }
+    CHECK(tick["optimize-queued"] < tick["optimize"]);
+    CHECK(tick["optimize"] < tick["optimized"]);
+    CHECK(tick["optimized"] < tick["unoptimize"]);
+    CHECK(tick["unoptimize"] < tick["detour-free"]);
+  }
+}
+
+TEST_CASE("Probe state machine: a boosted hit and a hit sent to a detour buffer go back to idle with no step",
+          "[ui][fsm][optprobe]") {
+  // x86 with the booster: every do_fork hit after the first is boosted.
+  WorldSpec boosted = ui_kernel(2, 0, Isa::x86_64);
+  Debugger b(boosted, {ui_add("p do_fork")});
+  b.go_to_cycle(400'000);
+  // RV64 with optimization, registered during the run: hits while queued
+  // go from the ebreak to the detour buffer.
+  WorldSpec opt = ui_kernel(2, 0, Isa::rv64);
+  opt.optimize = true;
+  Debugger o(opt, {});
+  o.go_to_cycle(300'000);
+  REQUIRE(o.probe_op({ProbeOp::Kind::add, "p do_fork", 1}).empty());
+  o.go_to_cycle(1'000'000);
+  for (auto [d, what] : {std::pair<Debugger*, const char*>{&b, "boost"}, {&o, "detour"}}) {
+    INFO(what);
+    size_t n = 0;
+    for (int cpu = 0; cpu < 2; ++cpu)
+      for (const FsmTransition& t :
+           fsm_transitions(d->log(), d->world().machine().symbols(), cpu, d->log().size())) {
+        if (t.what != what) continue;
+        ++n;
+        CHECK(t.from == FsmNode::hit_active);
+        CHECK(t.to == FsmNode::idle);
+      }
+    CHECK(n > 0);
+  }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cpu/hex.hpp"
 #include "cpu/rv64/disasm.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "cpu/x86/insn.hpp"
@@ -95,6 +96,8 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
   struct Known {
     uint64_t addr, slot;
     std::string event;
+    uint64_t detour = 0, copy = 0, end = 0;  // its detour buffer (jump optimization)
+    unsigned jump_len = 0;                    // the jump over its region, while it is in
   };
   std::vector<Known> known;
   unsigned slot_size = 0;
@@ -102,7 +105,14 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
     slot_size = eng->arch().slot_size();
     for (const auto& p : w.session()->probes()) {
       const kprobes::Kprobe& kp = p->rp ? p->rp->kp : *p->kp;
-      if (kp.rec && kp.rec->point) known.push_back({kp.rec->point->addr, kp.rec->point->slot, p->spec.event});
+      if (!kp.rec || !kp.rec->point) continue;
+      const kprobes::ProbePoint& pt = *kp.rec->point;
+      // (The jump back after the copy: x86's jmp rel32 is 5 bytes, RV64's
+      // auipc+jalr 8; kprobes/*/optimize.cpp.)
+      const uint64_t jump_back = isa == Isa::x86_64 ? 5 : 8;
+      const bool jump_in = pt.opt != kprobes::ProbePoint::Opt::none && pt.opt != kprobes::ProbePoint::Opt::queued;
+      known.push_back({pt.addr, pt.slot, p->spec.event, pt.detour, pt.detour_copy,
+                       pt.detour_copy + pt.region.len + jump_back, jump_in ? pt.jump_len : 0u});
     }
   }
 
@@ -135,11 +145,31 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
         }
         if (k.slot && pc >= k.slot && pc < k.slot + slot_size)
           l.slot_of = "slot of " + syms.format(k.addr) + " (" + k.event + ")";
+        if (k.detour && pc >= k.detour && pc < k.end)
+          l.slot_of = "detour of " + syms.format(k.addr) + " (" + k.event + "): " +
+                      (pc < k.copy                                   ? "handler call"
+                       : pc < k.end - (isa == Isa::x86_64 ? 5 : 8) ? "copied region"
+                                                                     : "jump back");
       }
       if (!std::equal(orig.begin() + static_cast<long>(off), orig.begin() + static_cast<long>(off + dec.len),
                       now.begin() + static_cast<long>(off))) {
         l.breakpoint = true;
         l.over = decode_at(isa, now.data() + off, now.size() - off, pc, syms).text;
+        // An instruction the tail of an optimized probe's jump covers: its
+        // bytes decode to nothing meaningful from here.
+        for (const Known& k : known) {
+          if (pc > k.addr && pc < k.addr + k.jump_len) l.over = "(the jump at " + syms.format(k.addr) + ")";
+          if (pc != k.addr || !k.jump_len) continue;
+          // The whole jump (RV64: auipc, then jalr) and where it goes.
+          l.over.clear();
+          for (size_t o = off; o < off + k.jump_len && o < now.size();) {
+            Decoded j = decode_at(isa, now.data() + o, now.size() - o, start + o, syms);
+            if (!j.len) break;
+            l.over += (l.over.empty() ? "" : "; ") + j.text;
+            o += j.len;
+          }
+          l.over += " (to " + hex(k.detour) + ")";
+        }
       }
     }
     if (!seen.empty() && !std::equal(now.begin() + static_cast<long>(off),

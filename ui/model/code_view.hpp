@@ -22,7 +22,8 @@ struct CodeLine {
   bool breakpoint = false;  // memory holds the probe's breakpoint now (armed)
   std::string over;         // the instruction memory holds instead ("ebreak", "int3")
   std::string probes;       // event names of the probes here
-  std::string slot_of;      // inside an instruction slot: "slot of do_fork (p_do_fork_0)"
+  std::string slot_of;      // inside an instruction slot: "slot of do_fork (p_do_fork_0)", or a
+                            // detour buffer: "detour of do_fork (f): copied region"
   // Under --code-model relaxed, when the viewing CPU has not yet seen a
   // store here (its stale view differs from memory): the instruction it
   // would execute here next (Cpu::fetch_view). "" otherwise.

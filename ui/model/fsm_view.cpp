@@ -30,7 +30,7 @@ const std::vector<FsmEdge>& fsm_edges() {
       {FsmNode::trap, FsmNode::hit_active, "pre"},
       {FsmNode::trap, FsmNode::idle, "stray"},
       {FsmNode::hit_active, FsmNode::hit_ss, "step"},
-      {FsmNode::hit_active, FsmNode::idle, "redirect"},
+      {FsmNode::hit_active, FsmNode::idle, "no step"},  // redirect, boost, detour
       {FsmNode::hit_ss, FsmNode::hit_ssdone, "post"},
       {FsmNode::hit_ssdone, FsmNode::idle, "resume"},
       {FsmNode::hit_active, FsmNode::reenter, "reentry"},
@@ -46,7 +46,11 @@ bool fsm_after(const std::string& what, FsmNode before, FsmNode prev_saved, FsmN
   else if (what == "KPROBE_HIT_SSDONE") after = FsmNode::hit_ssdone;
   else if (what == "KPROBE_REENTER") after = FsmNode::reenter;
   else if (what == "reenter-done") after = prev_saved;
-  else if (what == "stray" || what == "foreign" || what == "redirect" || what == "kretprobe-return") after = FsmNode::idle;
+  // (boost, detour: the hit goes on in a boosted slot or a detour buffer,
+  // back in guest code with no step.)
+  else if (what == "stray" || what == "foreign" || what == "redirect" || what == "kretprobe-return" ||
+           what == "boost" || what == "detour")
+    after = FsmNode::idle;
   else return false;
   (void)before;
   return true;

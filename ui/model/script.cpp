@@ -119,10 +119,11 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       if (!event_filter_named(a.args[0], f)) throw bad("unknown event kind '" + a.args[0] + "'");
     }
     if (a.verb == "print") {
-      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race"};
+      static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race",
+                                    "code"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory or race");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race or code");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

@@ -92,9 +92,15 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
       if (!fsm_after(what, l.state, l.saved, next)) {
         // A probe operation charged to this CPU, or a step of a patching
         // protocol it executes (kprobes/patching.hpp): a tick.
+        // The jump optimizer's steps (kprobes/optprobe.cpp) are ticks too:
+        // queued, its grace period, the jump written, hits through it, the
+        // jump taken out, the detour buffer freed.
         static const char* const kTicks[] = {"register", "unregister", "arm", "disarm", "patch-begin", "patch-done",
                                              "sync-ack", "sync_core", "fence.i", "stop_machine", "stop_machine-done",
-                                             "text-write", "poke-int3", "slot-free"};
+                                             "text-write", "poke-int3", "slot-free", "optimize-queued",
+                                             "optimize-refused", "synchronize_rcu_tasks", "optimize", "optimized",
+                                             "optimized-hit", "unoptimize", "unoptimize-rest",
+                                             "detour-free"};
         if (std::any_of(std::begin(kTicks), std::end(kTicks), [&](const char* t) { return what == t; }))
           l.marks.push_back(Mark{r.cycle, i, r.kind});
         patching_span(l, r, what, i);

@@ -77,6 +77,9 @@ void World::ensure_engine() {
   if (engine_) return;
   engine_ = std::make_unique<kprobes::Engine>(*m_, spec_.mode);
   engine_->set_locking(spec_.locking);
+  engine_->set_boost(spec_.boost);
+  engine_->set_optimization(spec_.optimize);
+  if (!spec_.rethook) engine_->set_rethook(false);
   if (spec_.patching) engine_->set_patching(*spec_.patching);
   if (spec_.configure) spec_.configure(*engine_);
   session_ = std::make_unique<kprobes::ProbeSession>(*engine_, [this](const std::string& line) {

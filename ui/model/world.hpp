@@ -28,6 +28,8 @@ struct WorldSpec {
   kprobes::StepMode mode = kprobes::StepMode::modern;
   kprobes::Locking locking = kprobes::Locking::rcu;
   std::optional<kprobes::Patching> patching;  // unset: the ISA's Linux protocol
+  // --kprobes-boost, --kprobes-optimization, --kprobes-rethook (as ksim run).
+  bool boost = true, optimize = true, rethook = true;
   // `--probe-script`: its text and name, and the caller CPU (--probe-cpu).
   // Parsed and checked when a World is built (the engine's ISA reads it);
   // a bad script throws events::ScriptError.

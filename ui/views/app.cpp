@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ui/model/code_view.hpp"
 #include "ui/model/cpu_view.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/probes_view.hpp"
@@ -173,6 +174,10 @@ class ScriptDriver {
       for (size_t i = f.recent.size(); i-- > 0;)
         std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
                     fsm_node_name(f.recent[i].from), fsm_node_name(f.recent[i].to));
+    } else if (what == "code") {  // the Code window's lines, as shown
+      for (const CodeLine& l : code_lines(d, s_.code_addr, 10, 30, s_.selected_cpu))
+        std::printf("code: %" PRIx64 " %s%s%s%s%s\n", l.addr, l.text.c_str(), l.over.empty() ? "" : " under ",
+                    l.over.c_str(), l.slot_of.empty() ? "" : " ; ", l.slot_of.c_str());
     } else if (what == "memory") {
       std::printf("memory: %zu events, %.1f MiB of event history\n", d.log().size(),
                   static_cast<double>(d.log().memory_bytes()) / (1 << 20));

@@ -145,7 +145,7 @@ TEST_CASE("Probes window: typing a line registers it, a bad line shows an error 
 TEST_CASE("Probe state machine: clicking a recent transition goes there in time", "[ui][xvfb]") {
   ProcessResult r = ui("run-to-cycle 400000\nnext-event hit\nwait 2\nprint fsm\n"
                        "click Probe state machine/transition 3\nwait 2\nprint position\nprint fsm\nquit\n",
-                       {"--cpus", "4", "--probe", "p do_fork"});
+                       {"--cpus", "4", "--kprobes-optimization", "0", "--probe", "p do_fork"});
   CHECK(r.status == 0);
   CHECK(grab(r.out, "fsm: cpu \\d+ (\\S+)", 0) == "KPROBE_HIT_SS");  // landing on a hit: stepping it
   const uint64_t target = num(grab(r.out, "transition 3: cycle (\\d+)", 0));
@@ -159,12 +159,40 @@ TEST_CASE("Screenshots: the window's size, not blank, at 1280x800 and 1920x1080"
   for (auto [w, h] : {std::pair{1280, 800}, std::pair{1920, 1080}}) {
     const std::string png = tmp("shot.png");
     ProcessResult r = ui("run-to-cycle 400000\nnext-event hit\nwait 3\nscreenshot " + png + "\nquit\n",
-                         {"--cpus", "4", "--probe", "p do_fork"}, w, h);
+                         {"--cpus", "4", "--kprobes-optimization", "0", "--probe", "p do_fork"}, w, h);
     CHECK(r.status == 0);
     Png p = read_png(png);
     CHECK(p.w == w);
     CHECK(p.h == h);
     CHECK(p.colours > 50);  // text, lanes, diagram: far from blank
+    std::remove(png.c_str());
+  }
+}
+
+TEST_CASE("Jump optimization: Code shows the jump over do_fork, its detour buffer annotated, on both ISAs",
+          "[ui][xvfb][optprobe]") {
+  for (const char* isa : {"x86", "rv64"}) {
+    INFO(isa);
+    // do_fork, registered at cycle 0, is optimized at once (the default).
+    ProcessResult a = ui("run-to-cycle 200000\nwait 2\ntype Code/location do_fork\nwait 3\nprint code\nquit\n",
+                         {"--isa", isa, "--cpus", "2", "--probe", "p:f do_fork"});
+    CHECK(a.status == 0);
+    // x86: "jmp 0x... (to 0x...)"; RV64: "auipc t0,...; jr -N(t0) (to 0x...)".
+    const std::string over = grab(a.out, "code: [0-9a-f]+ [^\\n]* under ((?:jmp|auipc)[^\\n]*)\\n");
+    REQUIRE(over != "");
+    if (std::string(isa) == "rv64") CHECK(over.find("; jr\t") != std::string::npos);  // jalr zero, as objdump writes it
+    const std::string target = grab(over, "\\(to (0x[0-9a-f]+)\\)$");
+    REQUIRE(target != "");
+    const std::string png = tmp(std::string("detour-") + isa + ".png");
+    ProcessResult b = ui("run-to-cycle 200000\nwait 2\ntype Code/location " + target +
+                             "\nwait 3\nprint code\nscreenshot " + png + "\nquit\n",
+                         {"--isa", isa, "--cpus", "2", "--probe", "p:f do_fork"});
+    CHECK(b.status == 0);
+    CHECK(grab(b.out, "code: [0-9a-f]+ [^\n]*; detour of do_fork \\(f\\): (handler call)\n") != "");
+    CHECK(grab(b.out, "code: [0-9a-f]+ [^\n]*; detour of do_fork \\(f\\): (copied region)\n") != "");
+    CHECK(grab(b.out, "code: [0-9a-f]+ [^\n]*; detour of do_fork \\(f\\): (jump back)\n") != "");
+    Png p = read_png(png);
+    CHECK(p.colours > 50);
     std::remove(png.c_str());
   }
 }
