@@ -14,7 +14,7 @@
 //   b   a boosted kprobe (x86)             rb  a kretprobe with a boosted entry
 //                                              (x86) and the trap-free
 //                                              rethook trampoline (both)
-//   o   a jump-optimized kprobe (x86)      ro  a kretprobe with an optimized
+//   o   a jump-optimized kprobe (both)     ro  a kretprobe with an optimized
 //                                              entry and the rethook trampoline
 // Counters:
 //   sim_cycles_per_hit  (probed cycles - unprobed cycles) / calls: the
@@ -152,5 +152,7 @@ BOOSTED_BENCH(X86_b_classic, Isa::x86_64, "k", StepMode::classic);
   BENCHMARK(BM_Kprobe_##name)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0)
 OPTIMIZED_BENCH(X86_o, Isa::x86_64, "k");
 OPTIMIZED_BENCH(X86_ro, Isa::x86_64, "r");
+OPTIMIZED_BENCH(Rv64_o, Isa::rv64, "k");
+OPTIMIZED_BENCH(Rv64_ro, Isa::rv64, "r");
 
 }  // namespace
