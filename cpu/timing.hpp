@@ -129,6 +129,12 @@ inline constexpr uint64_t kKretprobeReturnCycles = 60;
 // the kprobe_running() check and setting/resetting current_kprobe,
 // restore: about 40 instructions, with no trap entry or iret.
 inline constexpr uint64_t kOptimizedCallbackCycles = 40;
+// Linux's OPTIMIZE_DELAY: the optimizer is delayed work that runs 5
+// jiffies after the first probe queued for it, so that probes registered
+// together share one RCU-tasks grace period (kernel/kprobes.c). A jiffy of
+// the mini kernel (CONFIG_HZ 10000) on the model's 100 MHz core (the CLINT
+// timebase above) is 10,000 cycles.
+inline constexpr uint64_t kOptimizeDelayCycles = 5 * 10'000;
 // Jprobe: save the registers and MIN_STACK_SIZE (64) bytes of stack, and
 // restore both at jprobe_return (a 64-byte memcpy plus 20 registers each).
 inline constexpr uint64_t kJprobeSaveCycles = 45;

@@ -250,6 +250,9 @@ class Engine final : public HostAgent {
   // on a preemptible kernel is freed after an RCU-sched grace period, with
   // no RCU-tasks grace period after it.
   void set_boost_tasks_grace(bool on) { boost_tasks_grace_ = on; }
+  // Broken on purpose for `ksim race rv64-split-jump`: RV64's jump comes
+  // out in one write instead of two around an RCU-tasks grace period.
+  void set_unoptimize_in_two(bool on) { unoptimize_in_two_ = on; }
   // Broken on purpose, for `ksim race kretprobe-maxactive` only: a
   // kretprobe entry that finds its pool empty counts nothing.
   void set_count_kretprobe_misses(bool on) { count_kretprobe_misses_ = on; }
@@ -500,8 +503,19 @@ class Engine final : public HostAgent {
   bool stray_as_foreign_ = false;
   bool boost_ = true;
   bool boost_tasks_grace_ = true;
+  bool unoptimize_in_two_ = true;
   bool count_kretprobe_misses_ = true;
   OptimizerWait optimizer_wait_ = OptimizerWait::rcu_tasks;
+  // The optimizer's delayed work (Linux's optimizing_work): the points
+  // queued for it since it last ran (each with its queueing, opt_gen), and
+  // when and on which CPU it runs: that CPU's first interrupt at or after
+  // `optimizer_due_` (timing::kOptimizeDelayCycles after the first).
+  std::vector<std::pair<std::shared_ptr<ProbePoint>, uint64_t>> optimizer_batch_;
+  bool optimizer_pending_ = false;
+  int optimizer_cpu_ = 0;
+  uint64_t optimizer_due_ = 0;
+  void kick_optimizer(const std::shared_ptr<ProbePoint>& p, uint64_t gen);
+  void run_optimizer(Cpu& cpu);
   bool rethook_ = false;
   std::unique_ptr<RethookPort> rethook_port_;
   uint64_t step_base(const ProbePoint& p) const { return step_in_place_ ? p.addr : p.slot; }

@@ -21,6 +21,7 @@ HookResult Engine::stop(const std::string& why) {
 HookResult Engine::on_trap(Cpu& cpu, const TrapInfo& t) {
   if (t.interrupt) {  // (never while a hit owns the CPU: masked)
     rcu_->on_interrupt(cpu, t.pc);
+    if (optimizer_pending_ && cpu.id() == optimizer_cpu_ && cpu.cycle() >= optimizer_due_) run_optimizer(cpu);
     return HookResult::pass;
   }
   if (!graveyard_.empty()) graveyard_.clear();

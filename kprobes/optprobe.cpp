@@ -1,28 +1,34 @@
 // Jump optimization (optprobes; the Linux documents' "How Does Jump
 // Optimization Work?", kernel/kprobes.c's optimizer, arch/x86/kernel/
-// kprobes/opt.c). x86 only for now.
+// kprobes/opt.c; on RV64 the out-of-tree series' auipc+jalr). The ISA
+// halves are kprobes/x86/optimize.cpp and kprobes/rv64/optimize.cpp.
 //
 // A point whose probes have no post handler and no jprobe, in a region
-// can_optimize accepts (kprobes/x86/optimize.cpp), gets a detour buffer
+// the arch's can_optimize accepts, gets a detour buffer
 // (its own cells at the end of the slot area) and is *queued*: its int3
 // stays in the text, and a hit on it runs the handlers from the int3 as
 // usual, then continues in the detour's copy of the region instead of a
 // single step. The optimizer then waits for an RCU-tasks grace period (no
 // task may be preempted inside the region: it would resume in the middle
-// of the jump) and installs `jmp detour` over the region with
-// text_poke_bp, on the CPU whose interrupt ended the grace period: the
+// of the jump) and installs the jump to the detour over the region
+// through the patcher (x86: text_poke_bp; RV64: stop_machine), on the CPU
+// whose interrupt ended the grace period: the
 // point is *optimized*, and a hit is the detour's load from the
 // optimizer's port (no trap). Unoptimizing (the point is removed or
 // disabled, a post handler or a probe inside the region is added, the knob
-// is turned off) puts the int3 and the original bytes back with
-// text_poke_bp; the detour buffer is freed after RCU-sched and RCU-tasks
+// is turned off) puts the breakpoint and the original bytes back the same
+// way (RV64: in two steps, unoptimize_in_two); the detour buffer is freed
+// after RCU-sched and RCU-tasks
 // grace periods (a CPU may still be running in it).
 //
-// Differences from Linux: the optimizer does not wait OPTIMIZE_DELAY (5
-// jiffies, which only batches work in Linux) before its RCU-tasks grace
-// period, which lasts longer than that anyway; a guest without RCU-tasks
-// (bare-metal images, no scheduler) gets the jump at once when the probe
-// is registered before the run, and never during one.
+// During a run the optimizer is delayed work, as Linux's: the first point
+// queued schedules it OPTIMIZE_DELAY (timing::kOptimizeDelayCycles) later
+// on the caller CPU, and it takes every point queued by then through one
+// RCU-tasks grace period. Differences from Linux: unoptimizing does not
+// go through it (the breakpoint and bytes go back at once, through the
+// patcher); a guest without RCU-tasks (bare-metal images, no scheduler)
+// gets the jump at once when the probe is registered before the run, and
+// never during one.
 #include <algorithm>
 #include <cstring>
 
@@ -107,6 +113,10 @@ void Engine::try_optimize(ProbePoint& p) {
   };
   switch (optimizer_wait_) {
     case OptimizerWait::rcu_tasks:
+      if (patcher_->deferring()) {  // during a run: the delayed optimizer
+        kick_optimizer(keep, gen);
+        break;
+      }
       emit(m_.cpu(caller_cpu_), p.addr, "synchronize_rcu_tasks");
       rcu_->call_rcu_tasks(m_.cpu(caller_cpu_), optimizer);
       break;
@@ -118,6 +128,34 @@ void Engine::try_optimize(ProbePoint& p) {
       install_jump(keep, &m_.cpu(caller_cpu_));
       break;
   }
+}
+
+// Linux's kick_kprobe_optimizer: the point joins the optimizer's batch;
+// the first one since it last ran schedules it OPTIMIZE_DELAY later on the
+// caller CPU.
+void Engine::kick_optimizer(const std::shared_ptr<ProbePoint>& p, uint64_t gen) {
+  optimizer_batch_.emplace_back(p, gen);
+  if (optimizer_pending_) return;
+  optimizer_pending_ = true;
+  optimizer_cpu_ = caller_cpu_;
+  optimizer_due_ = m_.cpu(caller_cpu_).cycle() + timing::kOptimizeDelayCycles;
+}
+
+// Linux's kprobe_optimizer, from the CPU's interrupt: one RCU-tasks grace
+// period for the whole batch (no task may be preempted inside any of the
+// regions), then each point still queued gets its jump, on the CPU whose
+// interrupt ended the grace period.
+void Engine::run_optimizer(Cpu& cpu) {
+  optimizer_pending_ = false;
+  auto batch = std::move(optimizer_batch_);
+  optimizer_batch_.clear();
+  emit(cpu, batch.empty() ? 0 : batch.front().first->addr, "optimizer", batch.size());
+  emit(cpu, batch.empty() ? 0 : batch.front().first->addr, "synchronize_rcu_tasks");
+  rcu_->call_rcu_tasks(cpu, [this, batch](Cpu* at, uint64_t) {
+    if (!at) return;
+    for (const auto& [p, gen] : batch)
+      if (p->opt == ProbePoint::Opt::queued && p->opt_gen == gen && can_stay_optimized(*p)) install_jump(p, at);
+  });
 }
 
 // text_poke_bp of `jmp detour` over the region's first bytes, on `at`
@@ -195,7 +233,7 @@ void Engine::unoptimize(ProbePoint& p) {
       point_patched(*keep);
     }
   };
-  if (patcher_->deferring() && arch_->detour_jump_insns() > 1 && rcu_->tasks_available()) {
+  if (patcher_->deferring() && arch_->detour_jump_insns() > 1 && rcu_->tasks_available() && unoptimize_in_two_) {
     unoptimize_in_two(p, keep, std::move(done));
     return;
   }

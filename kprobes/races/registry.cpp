@@ -23,6 +23,7 @@ KSIM_RACE(boost_preempted)
 KSIM_RACE(kretprobe_maxactive)
 KSIM_RACE(dcr_interrupted)
 KSIM_RACE(dcr_preempted)
+KSIM_RACE(rv64_split_jump)
 #undef KSIM_RACE
 #define KSIM_RACE_FNS(fn) fn##_setup, fn##_checker, fn##_notes
 
@@ -69,6 +70,11 @@ const std::vector<Scenario>& scenarios() {
        "the same after an RCU-tasks grace period (correct) or an RCU-sched one (broken), which a task preempted "
        "inside the region has passed",
        true, false, KSIM_RACE_FNS(dcr_preempted)},
+      {"rv64-split-jump",
+       "a jump-optimized kprobe on the hottest function unoptimized again and again: the auipc+jalr taken out in "
+       "two steps around an RCU-tasks grace period (correct) or at once (broken); a task interrupted between "
+       "the two must resume into its jalr",
+       false, true, KSIM_RACE_FNS(rv64_split_jump)},
   };
   return list;
 }

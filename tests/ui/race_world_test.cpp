@@ -28,7 +28,7 @@ TEST_CASE("A race scenario opened in the debugger reproduces the violation ksim 
                         Case{"rv64-no-fence-i", Isa::rv64, true}, Case{"slot-reuse", Isa::rv64, true},
                         Case{"stray-trap", Isa::x86_64, false}, Case{"boost-preempted", Isa::x86_64, true},
                         Case{"dcr-interrupted", Isa::x86_64, true}, Case{"dcr-preempted", Isa::x86_64, true},
-                        Case{"kretprobe-maxactive", Isa::rv64, true}}) {
+                        Case{"kretprobe-maxactive", Isa::rv64, true}, Case{"rv64-split-jump", Isa::rv64, true}}) {
     INFO(c.name);
     const race::Scenario* sc = race::find(c.name);
     REQUIRE(sc);

@@ -98,7 +98,7 @@ void TimelineIndex::add(const EventLog& log, uint32_t i) {
         static const char* const kTicks[] = {"register", "unregister", "arm", "disarm", "patch-begin", "patch-done",
                                              "sync-ack", "sync_core", "fence.i", "stop_machine", "stop_machine-done",
                                              "text-write", "poke-int3", "slot-free", "optimize-queued",
-                                             "optimize-refused", "synchronize_rcu_tasks", "optimize", "optimized",
+                                             "optimize-refused", "optimizer", "synchronize_rcu_tasks", "optimize", "optimized",
                                              "optimized-hit", "unoptimize", "unoptimize-rest",
                                              "detour-free"};
         if (std::any_of(std::begin(kTicks), std::end(kTicks), [&](const char* t) { return what == t; }))
