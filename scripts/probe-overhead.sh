@@ -26,10 +26,10 @@ dat="$dir/probe_overhead.dat"
   # Paper Table 1: kp 0.57 us -> boosted 0.26; rp 0.92 -> 0.45 (boosted as ratios to the unboosted kp).
   echo "k  $(ratio "$xk" "$xk") $(ratio "$rk" "$rk") 1.00 1.00"
   echo "b  $(ratio "$(cycles X86_b)" "$xk") - 0.43 0.46"
-  echo "o  $(ratio "$(cycles X86_o)" "$xk") - 0.06 -"
+  echo "o  $(ratio "$(cycles X86_o)" "$xk") $(ratio "$(cycles Rv64_o)" "$rk") 0.06 -"
   echo "r  $(ratio "$(cycles X86_r)" "$xk") $(ratio "$(cycles Rv64_r)" "$rk") 1.25 1.61"
   echo "rb $(ratio "$(cycles X86_rb)" "$xk") $(ratio "$(cycles Rv64_rb)" "$rk") 0.69 0.79"
-  echo "ro $(ratio "$(cycles X86_ro)" "$xk") - 0.30 -"
+  echo "ro $(ratio "$(cycles X86_ro)" "$xk") $(ratio "$(cycles Rv64_ro)" "$rk") 0.30 -"
 } >"$dat"
 cat "$dat"
 gnuplot <<GP
