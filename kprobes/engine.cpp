@@ -362,13 +362,14 @@ void Engine::update_arming(ProbePoint& p) {
   } then{*this, p};
   if (patcher_->deferring()) {
     // During a run: the caller CPU patches through the protocol.
-    if (keeps_breakpoint(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
+    if (breakpoint_goal(p) != p.armed || p.queued) patcher_->queue(table_.at(p.addr));
     return;
   }
-  if (wants_breakpoint(p))
-    arm(p);
-  else
+  if (wants_breakpoint(p)) {
+    if (!arming_blocked(p)) arm(p);
+  } else {
     disarm(p);
+  }
 }
 
 void Engine::set_enabled(bool on) {

@@ -352,6 +352,12 @@ class Engine final : public HostAgent {
   bool keeps_breakpoint(const ProbePoint& p) const {
     return wants_breakpoint(p) || p.opt == ProbePoint::Opt::unoptimizing;
   }
+  bool arming_blocked(const ProbePoint& p) const;
+  // What the patcher writes at a point: its breakpoint if kept, unless it
+  // is not in yet and arming is blocked.
+  bool breakpoint_goal(const ProbePoint& p) const {
+    return keeps_breakpoint(p) && (p.armed || !arming_blocked(p));
+  }
   void write_point(ProbePoint& p, bool breakpoint, const Accessor& who);
   void point_patched(ProbePoint& p);
   void retire(ProbePoint& p, bool reclaim_now = true, bool after_gp = false);

@@ -67,6 +67,10 @@ void Engine::enter(CtlBlk& cb) {
 // come back and its busy spell (for grace periods) ends.
 void Engine::leave(Cpu& cpu, CtlBlk& cb, uint64_t pc) {
   cpu.set_pc(pc);
+  // x86: the handler returns with IRET, which serialises: text another CPU
+  // wrote while this hit was handled (a detour or slot refilled) is
+  // fetched as memory holds it. (RV64's return does not; see the detour.)
+  if (arch_->isa() == Isa::x86_64) cpu.serialize_code();
   arch_->restore(cpu, cb.flags);
   cb.current.reset();
   cb.status = KStatus::idle;
@@ -384,16 +388,15 @@ void Engine::step_or_boost(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
     emit(cpu, p.addr, "detour", p.detour);
     leave(cpu, cb, p.detour_copy);
     cpu.add_cycles(timing::kKprobeResumeCycles);
-    if (arch_->isa() == Isa::rv64) {
-      // RV64's return from the trap does not synchronise instruction fetch
-      // (x86's iretq does): the handler runs fence.i so that the hart sees
-      // the detour buffer another hart may just have written. (The
-      // out-of-tree series flushes every hart's icache when it writes the
-      // buffer; this is the one way into it before the jump is in, and the
-      // jump goes in under stop_machine, whose harts all run fence.i.)
-      cpu.serialize_code();
-      cpu.add_cycles(timing::kFenceICycles);
-    }
+    // Into a buffer another CPU may just have written: x86's IRET
+    // serialises (at the cycle the CPU resumes, after the cost above);
+    // RV64's return from the trap does not synchronise instruction fetch,
+    // so the handler runs fence.i. (The out-of-tree series flushes every
+    // hart's icache when it writes the buffer; this is the one way into it
+    // before the jump is in, and the jump goes in under stop_machine, whose
+    // harts all run fence.i.)
+    cpu.serialize_code();
+    if (arch_->isa() == Isa::rv64) cpu.add_cycles(timing::kFenceICycles);
     return;
   }
   if (!boost_now(p)) {

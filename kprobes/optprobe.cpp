@@ -80,8 +80,13 @@ void Engine::try_optimize(ProbePoint& p) {
     emit(m_.cpu(caller_cpu_), p.addr, "optimize-refused");
     return;
   }
-  for (const auto& [a, q] : table_)
-    if (q.get() != &p && a > p.addr && a < p.addr + region.len) return;
+  for (const auto& [a, q] : table_) {
+    if (q.get() == &p) continue;
+    if (a > p.addr && a < p.addr + region.len) return;
+    // Nor inside another point's region or jump while that is in (being
+    // taken out included: RV64's comes out in two steps).
+    if (q->opt != ProbePoint::Opt::none && p.addr > a && p.addr < a + std::max(q->region.len, q->jump_len)) return;
+  }
   unoptimize_around(p.addr);
   refill_slots(as_caller());
   const uint64_t cell = opt_slots_.alloc(cpus_);
@@ -185,10 +190,10 @@ void Engine::install_jump(const std::shared_ptr<ProbePoint>& p, Cpu* at) {
   emit(*at, p->addr, "optimize", p->detour);
   if (patcher_->deferring()) {
     patcher_->queue_bytes(p->addr, bytes, true, emulate, done);
-  } else {  // (the caller is not online: nothing runs kernel text yet)
+  } else {  // instant patching, or the caller is not online yet
     bus_.write_bytes(p->addr, bytes.data(), bytes.size(), Accessor{at->id(), at->cycle()});
     see_text_now();
-    done(nullptr);
+    done(at);
   }
   end_op();
   caller_cpu_ = caller;
@@ -218,22 +223,32 @@ void Engine::unoptimize(ProbePoint& p) {
   auto done = [this, keep, gen = p.opt_gen](Cpu* cpu) {
     if (!keep || keep->opt != Opt::unoptimizing || keep->opt_gen != gen) return;
     keep->opt = Opt::none;
+    const uint64_t from = keep->addr, to = keep->addr + keep->jump_len;
     free_detour(*keep);
     // The breakpoint was kept for the jump's sake (keeps_breakpoint): a
-    // removal or disable meanwhile disarms now.
-    if (keeps_breakpoint(*keep) == keep->armed) return;
-    if (cpu) {
-      const int caller = caller_cpu_;
-      begin_op(cpu->id());
-      patcher_->queue(keep);
-      end_op();
-      caller_cpu_ = caller;
-    } else {
-      write_point(*keep, keeps_breakpoint(*keep), as_caller());
-      point_patched(*keep);
+    // removal or disable meanwhile disarms now; a point registered inside
+    // the jump's bytes meanwhile (arming_blocked) is armed now.
+    std::vector<std::shared_ptr<ProbePoint>> todo;
+    for (auto& [a, q] : table_)
+      if (a >= from && a < to && keeps_breakpoint(*q) != q->armed) todo.push_back(q);
+    std::sort(todo.begin(), todo.end(), [](const auto& x, const auto& y) { return x->addr < y->addr; });
+    if (todo.empty()) return;
+    const int caller = caller_cpu_;
+    if (cpu) begin_op(cpu->id());
+    for (auto& q : todo) {
+      if (cpu && patcher_->deferring()) {
+        patcher_->queue(q);
+      } else {
+        write_point(*q, keeps_breakpoint(*q), cpu ? Accessor{cpu->id(), cpu->cycle()} : as_caller());
+        see_text_now();
+        point_patched(*q);
+      }
     }
+    if (cpu) end_op();
+    caller_cpu_ = caller;
   };
-  if (patcher_->deferring() && arch_->detour_jump_insns() > 1 && rcu_->tasks_available() && unoptimize_in_two_) {
+  if (arch_->detour_jump_insns() > 1 && rcu_->tasks_available() && unoptimize_in_two_ &&
+      (patcher_->deferring() || m_.cpu(caller_cpu_).instret() > 0)) {
     unoptimize_in_two(p, keep, std::move(done));
     return;
   }
@@ -263,21 +278,41 @@ void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>&
   const unsigned bp = p.insn.bp_len;
   std::vector<uint8_t> first(p.insn.bp, p.insn.bp + bp);
   std::vector<uint8_t> rest(p.region.bytes + bp, p.region.bytes + p.jump_len);
+  // Breakpoints of points inside the jump's bytes (registered while it
+  // was in) stay over what goes back.
+  for (auto& [a, q] : table_)
+    if (q->armed && a >= p.addr + bp && a < p.addr + p.jump_len)
+      for (unsigned k = 0; k < q->insn.bp_len && a - p.addr - bp + k < rest.size(); ++k)
+        rest[a - p.addr - bp + k] = q->insn.bp[k];
   const uint64_t addr = p.addr, gen = p.opt_gen;
   auto valid = [keep, gen] { return keep && keep->opt == Opt::unoptimizing && keep->opt_gen == gen; };
-  auto second = [this, valid, addr, bp, rest, done](Cpu* at, uint64_t) {
-    if (!valid()) return;
-    if (!at) {  // the run is over: nothing runs the text any more
-      bus_.write_bytes(addr + bp, rest.data(), rest.size(), as_caller());
-      done(nullptr);
+  // Writes `bytes` at `at_addr` as `cpu` (null: the run is over, at once):
+  // through the patcher during a run with a protocol, else at once.
+  auto write = [this, addr](Cpu* cpu, uint64_t at_addr, const std::vector<uint8_t>& bytes,
+                            std::function<void(Cpu*)> then) {
+    if (!cpu) {
+      bus_.write_bytes(at_addr, bytes.data(), bytes.size(), as_caller());
+      then(nullptr);
       return;
     }
     const int caller = caller_cpu_;
-    begin_op(at->id());
-    emit(*at, addr, "unoptimize-rest");
-    patcher_->queue_bytes(addr + bp, rest, true, nullptr, done);
+    begin_op(cpu->id());
+    if (patcher_->deferring()) {
+      patcher_->queue_bytes(at_addr, bytes, true, nullptr, std::move(then));
+    } else {  // instant patching: every CPU sees it at once
+      bus_.write_bytes(at_addr, bytes.data(), bytes.size(), Accessor{cpu->id(), cpu->cycle()});
+      see_text_now();
+      charge_caller(timing::kTextPokeCycles);
+      then(cpu);
+    }
     end_op();
     caller_cpu_ = caller;
+    (void)addr;
+  };
+  auto second = [this, valid, addr, bp, rest, done, write](Cpu* at, uint64_t) {
+    if (!valid()) return;
+    if (at) emit(*at, addr, "unoptimize-rest");
+    write(at, addr + bp, rest, done);
   };
   auto wait = [this, valid, addr, second](Cpu* cpu) {
     if (!valid()) return;
@@ -285,7 +320,25 @@ void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>&
     emit(*cpu, addr, "synchronize_rcu_tasks");
     rcu_->call_rcu_tasks(*cpu, second);
   };
-  patcher_->queue_bytes(addr, first, true, nullptr, wait);
+  if (patcher_->deferring()) {
+    patcher_->queue_bytes(addr, first, true, nullptr, wait);
+  } else {
+    bus_.write_bytes(addr, first.data(), first.size(), as_caller());
+    see_text_now();
+    charge_caller(timing::kTextPokeCycles);
+    wait(&m_.cpu(caller_cpu_));
+  }
+}
+
+// A point inside the bytes of another's two-instruction jump being taken
+// out is armed only once the jump is gone (unoptimize's `done`): its
+// breakpoint over the jump's second instruction would catch a task
+// between the two, which must run that instruction.
+bool Engine::arming_blocked(const ProbePoint& p) const {
+  for (const auto& [a, q] : table_)
+    if (q.get() != &p && q->opt == ProbePoint::Opt::unoptimizing && p.addr > a && p.addr < a + q->jump_len)
+      return true;
+  return false;
 }
 
 void Engine::unoptimize_around(uint64_t addr) {

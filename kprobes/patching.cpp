@@ -122,7 +122,7 @@ void Patcher::flush(bool charge) {
     }
     j.point->queued = false;
     ProbePoint& p = *j.point;
-    const bool want = e_.keeps_breakpoint(p);
+    const bool want = e_.breakpoint_goal(p);
     if (want != p.armed) {
       e_.write_point(p, want, Accessor{j.cpu, e_.machine().cpu(j.cpu).cycle()});
       if (charge) {  // as instant patching does
@@ -319,7 +319,7 @@ void Patcher::write_text(Cpu& cpu) {
     return;
   }
   ProbePoint& p = *jobs_.front().point;
-  const bool want = e_.keeps_breakpoint(p);
+  const bool want = e_.breakpoint_goal(p);
   if (want != p.armed) e_.write_point(p, want, Accessor{cpu.id(), cpu.cycle()});
   cpu.add_cycles(timing::kTextPokeCycles);
 }
@@ -344,7 +344,7 @@ void Patcher::finish_job(Cpu& cpu) {
   e_.point_patched(p);
   // Changed again while this job ran (an operation during the protocol):
   // another round.
-  if (!p.retired && e_.keeps_breakpoint(p) != p.armed) {
+  if (!p.retired && e_.breakpoint_goal(p) != p.armed) {
     p.queued = true;
     jobs_.push_back(j);
   }
@@ -386,14 +386,14 @@ bool Patcher::step_job(Cpu& cpu) {
         return true;
       }
       ProbePoint& p = *jobs_.front().point;
-      if (e_.keeps_breakpoint(p) == p.armed) {  // nothing left to change
+      if (e_.breakpoint_goal(p) == p.armed) {  // nothing left to change
         jobs_.front().point->queued = false;
         Job j = jobs_.front();
         jobs_.pop_front();
         e_.point_patched(*j.point);
         return true;
       }
-      emit(cpu, "patch-begin", e_.keeps_breakpoint(p) ? 1 : 0, static_cast<uint64_t>(mode_));
+      emit(cpu, "patch-begin", e_.breakpoint_goal(p) ? 1 : 0, static_cast<uint64_t>(mode_));
       cpu.add_cycles(timing::kTextMutexCycles);
       step_ = mode_ == Patching::text_poke ? Step::poke : Step::stop_setup;
       return true;

@@ -558,3 +558,44 @@ TEST_CASE("optprobes, both ISAs: the optimizer runs OPTIMIZE_DELAY after the fir
     CHECK(rig.text_diff().empty());
   }
 }
+
+TEST_CASE("rv64 optprobes: a probe registered inside an optimized region is armed once the jump is out; with instant "
+          "patching too the jump comes out in two steps",
+          "[kprobes][optprobe]") {
+  for (const char* patching : {"patch_text", "instant"}) {
+    for (uint64_t seed : {1, 2, 3, 4}) {
+      INFO(patching << " seed " << seed);
+      KprobeRig rig(kernel_image(Isa::rv64), 4, seed);
+      rig.eng->set_optimization(true);
+      kprobes::Patching mode;
+      REQUIRE(kprobes::parse_patching(patching, mode));
+      rig.eng->set_patching(mode);
+      ProbeSession session(*rig.eng, nullptr);
+      // The outer point is optimized (OPTIMIZE_DELAY, then its grace
+      // period); the inner one lands on the jump's jalr.
+      ProbeOpQueue ops(session,
+                       events::parse_probe_script("@200000 p:outer fib_recursive\n@900000 p:inner fib_recursive+4\n",
+                                                  "t.probes", rig.eng->arch()),
+                       1, "t.probes");
+      ops.check();
+      Counter ev;
+      ev.addr = rig.sym("fib_recursive");
+      rig.m.events().add(&ev);
+      RunResult r = ops.run(rig.m);
+      REQUIRE(rig.passed(r));  // the kernel's own fib checks hold
+      REQUIRE(ev.n["optimized"] >= 1);
+      CHECK(ev.n["unoptimize"] == 1);
+      CHECK(ev.n["unoptimize-rest"] == 1);
+      CHECK(ev.first["unoptimize"] < ev.first["unoptimize-rest"]);
+      // Both probes saw every call once the inner one was in.
+      uint64_t outer = 0, inner = 0;
+      for (const auto& sp : session.probes()) (sp->spec.event == "outer" ? outer : inner) = sp->hits();
+      CHECK(inner > 0);
+      CHECK(outer > inner);
+      rig.m.events().remove(&ev);
+      for (const auto& sp : session.probes()) session.remove(*sp);
+      rig.eng->finish_patching();
+      CHECK(rig.text_diff().empty());
+    }
+  }
+}

@@ -204,9 +204,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     HookResult r = hooks_->run(*this, t);
     if (r != HookResult::pass) {
       // A hook that takes the trap stands for a handler that ends with
-      // IRET, which serialises at the cycle the CPU resumes: text written
-      // while the hook's handler ran (a detour buffer filled by another
-      // CPU) is fetched as memory holds it.
+      // IRET, which serialises: here when the hook returns; a hook that
+      // parks the CPU and hands it back later (the kprobes engine's
+      // phases) serialises then (kprobes' Engine::leave).
       serialize_code();
       if (on_trap) on_trap(*this, TrapRecord{t, false, text, taken});
       if (r == HookResult::stop) {

@@ -25,7 +25,10 @@
 // kernel is C built by GCC): a call (jal/jalr with rd != x0) reads a0-a7
 // and clobbers ra, t0-t6 and a0-a7; `ret` reads a0, a1, ra, sp, gp, tp
 // and s0-s11; a tail call reads a0-a7 and those; falling off the end of
-// the function, ecall, ebreak, mret and wfi read everything.
+// the function, ecall, ebreak, mret and wfi read everything. A `jal x0`
+// out of the function is taken for a tail call to a function that keeps
+// the convention (the kernel has no GCC `.cold` partitions, whose jumps
+// could carry temporaries); a branch out of the function is refused.
 //
 // The detour buffer:
 //   lui rd, %hi(port); ld rd, %lo(port)(rd)     the handler call
@@ -163,6 +166,11 @@ int Rv64Arch::can_optimize(const TextReader& text, uint64_t addr, const Symbol& 
     const Op op = n.in.op;
     const uint64_t target = pc + static_cast<uint64_t>(static_cast<int64_t>(n.in.imm));
     if (is_branch(op)) {
+      if (target < func.addr || target >= end) {
+        why = at + ": `" + one_line(n.in, pc) + "` at " + hex(pc) + " branches out of " + func.name +
+              ", so what is live after it is unknown";
+        return -kEOPNOTSUPP;
+      }
       n.target = target;
     } else if (op == Op::jal) {
       if (n.in.rd != 0) {  // a call
