@@ -232,9 +232,13 @@ void Engine::unoptimize(ProbePoint& p) {
     for (auto& [a, q] : table_)
       if (a >= from && a < to && keeps_breakpoint(*q) != q->armed) todo.push_back(q);
     std::sort(todo.begin(), todo.end(), [](const auto& x, const auto& y) { return x->addr < y->addr; });
-    if (todo.empty()) return;
+    // Wanted again meanwhile (the knob turned on again, the probe enabled
+    // again): queued for the optimizer anew, as Linux's optimizer does.
+    const bool again = cpu && can_stay_optimized(*keep);
+    if (todo.empty() && !again) return;
     const int caller = caller_cpu_;
     if (cpu) begin_op(cpu->id());
+    if (again) try_optimize(*keep);
     for (auto& q : todo) {
       if (cpu && patcher_->deferring()) {
         patcher_->queue(q);

@@ -599,3 +599,32 @@ TEST_CASE("rv64 optprobes: a probe registered inside an optimized region is arme
     }
   }
 }
+
+TEST_CASE("optprobes, both ISAs: the knob turned off and at once on again: the point is optimized again once the jump "
+          "is out",
+          "[kprobes][optprobe]") {
+  for (Isa isa : {Isa::x86_64, Isa::rv64}) {
+    INFO(isa_name(isa));
+    KprobeRig rig(kernel_image(isa), 4, 5);
+    rig.eng->set_optimization(true);
+    ProbeSession session(*rig.eng, nullptr);
+    ProbeOpQueue ops(session,
+                     events::parse_probe_script(
+                         "@300000 p:f do_fork\n@900000 kprobes-optimization 0\n@900010 kprobes-optimization 1\n",
+                         "t.probes", rig.eng->arch()),
+                     1, "t.probes");
+    ops.check();
+    Counter ev;
+    ev.addr = rig.sym("do_fork");
+    rig.m.events().add(&ev);
+    RunResult r = ops.run(rig.m);
+    REQUIRE(rig.passed(r));
+    CHECK(ev.n["unoptimize"] == 1);
+    CHECK(ev.n["optimized"] == 2);  // before the knob, and again after it
+    CHECK(rig.eng->point_at(ev.addr)->opt == ProbePoint::Opt::optimized);
+    rig.m.events().remove(&ev);
+    for (const auto& sp : session.probes()) session.remove(*sp);
+    rig.eng->finish_patching();
+    CHECK(rig.text_diff().empty());
+  }
+}
