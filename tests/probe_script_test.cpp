@@ -524,3 +524,38 @@ TEST_CASE("probe script churn through the patching protocol, 200 seeds on 16 CPU
           "[kprobes][script][churn]") {
   churn_16(Isa::x86_64);
 }
+
+TEST_CASE("probe script churn with jump optimization: the default and the reference schedule give the same run, "
+          "both ISAs",
+          "[kprobes][script][optprobe][reference]") {
+  std::ifstream in(std::string(KSIM_SOURCE_DIR) + "/scripts/optchurn.probes");
+  REQUIRE(in);
+  const std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (Isa isa : {Isa::x86_64, Isa::rv64}) {
+    for (uint64_t seed : {3, 11}) {
+      uint64_t cycles[2] = {}, hashes[2] = {}, optimized[2] = {};
+      for (int ref = 0; ref < 2; ++ref) {
+        TraceHasher h;
+        KprobeRig rig(kernel_image(isa), 4, seed, kprobes::StepMode::modern, 1, ref == 1);
+        rig.m.events().add(&h);
+        rig.eng->set_optimization(true);
+        rig.eng->set_boost(true);
+        ProbeSession session(*rig.eng, nullptr);
+        ProbeOpQueue ops(session, events::parse_probe_script(script, "t.probes", rig.eng->arch()), 2, "t.probes");
+        ops.check();
+        RunResult r = ops.run(rig.m);
+        INFO(isa_name(isa) << " seed " << seed << (ref ? " reference: " : " default: ") << r.reason);
+        REQUIRE(rig.passed(r));
+        cycles[ref] = r.cycles;
+        hashes[ref] = h.value();
+        optimized[ref] = rig.eng->stats().optimized;
+        rig.m.events().remove(&h);
+      }
+      INFO(isa_name(isa) << " seed " << seed);
+      CHECK(optimized[0] > 0);
+      CHECK(cycles[0] == cycles[1]);
+      CHECK(hashes[0] == hashes[1]);
+      CHECK(optimized[0] == optimized[1]);
+    }
+  }
+}

@@ -203,11 +203,10 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   if (hooks_ && !hooks_->empty()) {
     HookResult r = hooks_->run(*this, t);
     if (r != HookResult::pass) {
-      // A hook that takes the trap stands for a handler that ends with
-      // IRET, which serialises: here when the hook returns; a hook that
-      // parks the CPU and hands it back later (the kprobes engine's
-      // phases) serialises then (kprobes' Engine::leave).
-      serialize_code();
+      // (A hook that takes the trap stands for a handler that ends with
+      // IRET, which serialises: the kprobes engine does that when it hands
+      // the CPU back, Engine::leave; the patcher's IPI work returns into
+      // the guest's handler, whose own iretq does.)
       if (on_trap) on_trap(*this, TrapRecord{t, false, text, taken});
       if (r == HookResult::stop) {
         hook_stopped_ = true;
