@@ -12,6 +12,7 @@
 // jump.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 
 #include "cpu/cpu.hpp"
@@ -60,6 +61,49 @@ Check check(KprobeRig& rig, const char* fn, uint64_t off) {
   return c;
 }
 
+// can_optimize at the entry of every function of the kernel: `accepted`
+// checks an accepted region; a refusal must give one of `reasons`.
+struct Sweep {
+  size_t accepted = 0, refused = 0;
+};
+Sweep sweep_functions(KprobeRig& rig, const std::function<void(const Check&)>& accepted,
+                      std::initializer_list<const char*> reasons) {
+  Sweep w;
+  for (const Symbol& s : rig.m.symbols().all()) {
+    if (s.kind != Symbol::Kind::function || !s.size) continue;
+    INFO(s.name);
+    Check c = check(rig, s.name.c_str(), 0);
+    if (c.err == 0) {
+      ++w.accepted;
+      CHECK(c.why.empty());
+      accepted(c);
+    } else {
+      ++w.refused;
+      bool known = false;
+      for (const char* r : reasons) known |= c.why.find(r) != std::string::npos;
+      CHECK(known);
+    }
+  }
+  return w;
+}
+
+// Each refusal: the error, a reason that says why and names the place.
+struct Refusal {
+  const char* fn;
+  uint64_t off;
+  int err;
+  const char* says;
+};
+void check_refusals(KprobeRig& rig, std::initializer_list<Refusal> refusals) {
+  for (const Refusal& f : refusals) {
+    INFO(f.fn << "+" << f.off);
+    Check c = check(rig, f.fn, f.off);
+    CHECK(c.err == f.err);
+    CHECK(c.why.find(f.says) != std::string::npos);
+    CHECK(c.why.rfind(std::string(f.fn) + "+", 0) == 0);  // it names the place
+  }
+}
+
 // The function's instructions, as objdump writes them.
 std::vector<std::string> disassembly(KprobeRig& rig, const char* fn) {
   const Symbol* s = rig.symbol(fn);
@@ -81,50 +125,24 @@ TEST_CASE("x86 optprobes: can_optimize accepts kernel functions and refuses each
   // Every function of the kernel at its entry: accepted ones have a region
   // of whole instructions covering at least the jump's 5 bytes (at most one
   // instruction more); refused ones say one of the reasons below.
-  size_t accepted = 0, refused = 0;
-  for (const Symbol& s : rig.m.symbols().all()) {
-    if (s.kind != Symbol::Kind::function || !s.size) continue;
-    INFO(s.name);
-    Check c = check(rig, s.name.c_str(), 0);
-    if (c.err == 0) {
-      ++accepted;
-      CHECK(c.why.empty());
-      CHECK(c.r.len >= 5);
-      CHECK(c.r.len < 5 + 15);
-      CHECK(c.r.insns >= 1);
-    } else {
-      ++refused;
-      const bool known = c.why.find("indirect jump") != std::string::npos ||
-                         c.why.find("inside the region") != std::string::npos ||
-                         c.why.find("cannot run from the detour buffer") != std::string::npos ||
-                         c.why.find("RIP-relative") != std::string::npos ||
-                         c.why.find("fewer than 5 bytes") != std::string::npos ||
-                         c.why.find("past the end") != std::string::npos;
-      CHECK(known);
-    }
-  }
-  CHECK(accepted >= 20);
-  CHECK(refused >= 5);
+  const Sweep w = sweep_functions(
+      rig,
+      [](const Check& c) {
+        CHECK(c.r.len >= 5);
+        CHECK(c.r.len < 5 + 15);
+        CHECK(c.r.insns >= 1);
+      },
+      {"indirect jump", "inside the region", "cannot run from the detour buffer", "RIP-relative",
+       "fewer than 5 bytes", "past the end"});
+  CHECK(w.accepted >= 20);
+  CHECK(w.refused >= 5);
   CHECK(check(rig, "do_fork", 0).err == 0);  // `mov r9, rsi; test rdi, imm32`
-  struct Refusal {
-    const char* fn;
-    uint64_t off;
-    int err;
-    const char* says;
-  };
-  const Refusal refusals[] = {
-      {"optcase_jump_table", 0, -kEOPNOTSUPP, "has an indirect jump"},
-      {"optcase_branch_into", 1, -kEOPNOTSUPP, "inside the region"},
-      {"optcase_call_in_region", 0, -kEOPNOTSUPP, "cannot run from the detour buffer"},
-      {"optcase_leaf", 2, -kERANGE, "fewer than 5 bytes to the end"},
-  };
-  for (const Refusal& f : refusals) {
-    INFO(f.fn << "+" << f.off);
-    Check c = check(rig, f.fn, f.off);
-    CHECK(c.err == f.err);
-    CHECK(c.why.find(f.says) != std::string::npos);
-    CHECK(c.why.rfind(std::string(f.fn) + "+", 0) == 0);  // it names the place
-  }
+  check_refusals(rig, {
+                         {"optcase_jump_table", 0, -kEOPNOTSUPP, "has an indirect jump"},
+                         {"optcase_branch_into", 1, -kEOPNOTSUPP, "inside the region"},
+                         {"optcase_call_in_region", 0, -kEOPNOTSUPP, "cannot run from the detour buffer"},
+                         {"optcase_leaf", 2, -kERANGE, "fewer than 5 bytes to the end"},
+                     });
   // The same function is fine where nothing lands in the region: the
   // branch's target is +4, before a probe at +4 (targets *inside* count).
   CHECK(check(rig, "optcase_branch_into", 4).err == 0);
@@ -371,33 +389,20 @@ TEST_CASE("x86 optprobes: a pre_handler's change of the PC is ignored on an opti
 TEST_CASE("rv64 optprobes: can_optimize accepts kernel functions, finds a dead register and refuses each unsafe case",
           "[kprobes][optprobe]") {
   KprobeRig rig(kernel_image(Isa::rv64), 1);
-  size_t accepted = 0, refused = 0, no_reg = 0;
-  for (const Symbol& s : rig.m.symbols().all()) {
-    if (s.kind != Symbol::Kind::function || !s.size) continue;
-    INFO(s.name);
-    Check c = check(rig, s.name.c_str(), 0);
-    if (c.err == 0) {
-      ++accepted;
-      CHECK(c.r.len >= 8);
-      CHECK(c.r.len <= 10);  // one 4-byte instruction past the 8 at most
-      // The jump's register is a temporary or an argument register.
-      const bool t_or_a = (c.r.scratch >= 5 && c.r.scratch <= 7) || (c.r.scratch >= 10 && c.r.scratch <= 17) ||
-                          (c.r.scratch >= 28 && c.r.scratch <= 31);
-      CHECK(t_or_a);
-    } else {
-      ++refused;
-      no_reg += c.err == -kEBUSY;
-      const bool known = c.why.find("indirect jump") != std::string::npos ||
-                         c.why.find("inside the region") != std::string::npos ||
-                         c.why.find("cannot run from the detour buffer") != std::string::npos ||
-                         c.why.find("no register is free") != std::string::npos ||
-                         c.why.find("fewer than 8 bytes") != std::string::npos ||
-                         c.why.find("past the end") != std::string::npos;
-      CHECK(known);
-    }
-  }
-  CHECK(accepted >= 20);
-  CHECK(refused >= 5);
+  const Sweep w = sweep_functions(
+      rig,
+      [](const Check& c) {
+        CHECK(c.r.len >= 8);
+        CHECK(c.r.len <= 10);  // one 4-byte instruction past the 8 at most
+        // The jump's register is a temporary or an argument register.
+        const bool t_or_a = (c.r.scratch >= 5 && c.r.scratch <= 7) || (c.r.scratch >= 10 && c.r.scratch <= 17) ||
+                            (c.r.scratch >= 28 && c.r.scratch <= 31);
+        CHECK(t_or_a);
+      },
+      {"indirect jump", "inside the region", "cannot run from the detour buffer", "no register is free",
+       "fewer than 8 bytes", "past the end", "branches out of"});
+  CHECK(w.accepted >= 20);
+  CHECK(w.refused >= 5);
   // do_fork: `addi sp; sd s0; mv a5, a0; addi s0` (8 bytes of compressed
   // instructions); it never names t0, so t0, the first candidate, is free.
   Check fork = check(rig, "do_fork", 0);
@@ -406,26 +411,13 @@ TEST_CASE("rv64 optprobes: can_optimize accepts kernel functions, finds a dead r
   CHECK(fork.r.insns == 4);
   CHECK(fork.r.scratch == 5);
   for (const std::string& line : disassembly(rig, "do_fork")) CHECK(line.find("t0") == std::string::npos);
-  struct Refusal {
-    const char* fn;
-    uint64_t off;
-    int err;
-    const char* says;
-  };
-  const Refusal refusals[] = {
-      {"optcase_jump_table", 0, -kEOPNOTSUPP, "has an indirect jump"},
-      {"optcase_branch_into", 0, -kEOPNOTSUPP, "inside the region"},
-      {"optcase_call_in_region", 4, -kEOPNOTSUPP, "cannot run from the detour buffer"},
-      {"optcase_no_free_reg", 0, -kEBUSY, "no register is free"},
-      {"optcase_leaf", 8, -kERANGE, "fewer than 8 bytes to the end"},
-  };
-  for (const Refusal& f : refusals) {
-    INFO(f.fn << "+" << f.off);
-    Check c = check(rig, f.fn, f.off);
-    CHECK(c.err == f.err);
-    CHECK(c.why.find(f.says) != std::string::npos);
-    CHECK(c.why.rfind(std::string(f.fn) + "+", 0) == 0);
-  }
+  check_refusals(rig, {
+                         {"optcase_jump_table", 0, -kEOPNOTSUPP, "has an indirect jump"},
+                         {"optcase_branch_into", 0, -kEOPNOTSUPP, "inside the region"},
+                         {"optcase_call_in_region", 4, -kEOPNOTSUPP, "cannot run from the detour buffer"},
+                         {"optcase_no_free_reg", 0, -kEBUSY, "no register is free"},
+                         {"optcase_leaf", 8, -kERANGE, "fewer than 8 bytes to the end"},
+                     });
   // Where nothing lands inside: the bnez's target +4 is the region's start.
   CHECK(check(rig, "optcase_branch_into", 4).err == 0);
   // The call's caller-saved clobber makes the registers free again before
