@@ -104,6 +104,62 @@ void check_refusals(KprobeRig& rig, std::initializer_list<Refusal> refusals) {
   }
 }
 
+// A kernel run with jump optimization on and a probe script performed by
+// CPU 1, its probe events counted at `sym`.
+struct ScriptRun {
+  KprobeRig rig;
+  ProbeSession session;
+  ProbeOpQueue ops;
+  Counter ev;
+  ScriptRun(Isa isa, uint64_t seed, const std::string& script, const char* sym = "do_fork")
+      : rig(kernel_image(isa), 4, seed),
+        session(*rig.eng, nullptr),
+        ops(session, events::parse_probe_script(script, "t.probes", rig.eng->arch()), 1, "t.probes") {
+    rig.eng->set_optimization(true);
+    ops.check();
+    ev.addr = rig.sym(sym);
+    rig.m.events().add(&ev);
+  }
+  ~ScriptRun() { rig.m.events().remove(&ev); }
+  RunResult run() { return ops.run(rig.m); }
+  // Every hit is one of: through the breakpoint before the jump (detour
+  // from the breakpoint, or x86's temporary int3 of text_poke_bp emulating
+  // the jump), through the jump, or stepped once the jump is out (after
+  // the jump is out and before the breakpoint goes, as a plain kprobe's).
+  void check_hits_accounted() {
+    uint64_t hits = 0;
+    for (const auto& sp : session.probes()) hits += sp->hits();
+    CHECK(hits + rig.eng->stats().unhandled ==
+          ev.n["detour"] + ev.n["optimized-hit"] + ev.n["optimized-unhandled"] + ev.n["KPROBE_HIT_SS"]);
+    if (ev.n["KPROBE_HIT_SS"]) CHECK(ev.first["KPROBE_HIT_SS"] > ev.first["unoptimize"]);
+  }
+  // Every probe gone and the patching finished: the text as the image has it.
+  bool text_restored() {
+    for (const auto& sp : session.probes())
+      if (!sp->removed) session.remove(*sp);
+    rig.eng->finish_patching();
+    return rig.text_diff().empty();
+  }
+};
+
+// do_fork's detour buffer as the arch builds it for the last cell.
+struct ForkDetour {
+  Check c;
+  uint64_t addr = 0, buf = 0;
+  std::vector<uint8_t> code;
+  unsigned copy_at = 0;
+};
+ForkDetour fork_detour(KprobeRig& rig) {
+  ForkDetour d;
+  d.c = check(rig, "do_fork", 0);
+  REQUIRE(d.c.err == 0);
+  d.addr = rig.sym("do_fork");
+  d.buf = rig.eng->layout().slots_end - 64;
+  std::string why;
+  REQUIRE(rig.eng->arch().build_detour(d.c.r, d.addr, d.buf, d.code, d.copy_at, why) == 0);
+  return d;
+}
+
 // The function's instructions, as objdump writes them.
 std::vector<std::string> disassembly(KprobeRig& rig, const char* fn) {
   const Symbol* s = rig.symbol(fn);
@@ -151,14 +207,11 @@ TEST_CASE("x86 optprobes: can_optimize accepts kernel functions and refuses each
 TEST_CASE("x86 optprobes: the detour buffer calls the handler path, runs the region, jumps back",
           "[kprobes][optprobe]") {
   KprobeRig rig(kernel_image(Isa::x86_64), 1);
-  Check c = check(rig, "do_fork", 0);
-  REQUIRE(c.err == 0);
-  const uint64_t addr = rig.sym("do_fork");
-  const uint64_t buf = rig.eng->layout().slots_end - 64;
-  std::vector<uint8_t> code;
-  std::string why;
-  unsigned copy_at = 0;
-  REQUIRE(rig.eng->arch().build_detour(c.r, addr, buf, code, copy_at, why) == 0);
+  const ForkDetour d = fork_detour(rig);
+  const Check& c = d.c;
+  const uint64_t addr = d.addr, buf = d.buf;
+  const std::vector<uint8_t>& code = d.code;
+  const unsigned copy_at = d.copy_at;
   CHECK(copy_at == 12);  // after push, load, pop
   // Decode it back, instruction by instruction.
   std::vector<std::string> text;
@@ -255,17 +308,10 @@ TEST_CASE("optprobes, both ISAs: a kretprobe on an optimized point returns throu
 TEST_CASE("x86 optprobes: registered during a run, queued hits use the detour, then the jump goes in after RCU-tasks",
           "[kprobes][optprobe]") {
   for (uint64_t seed : {1, 2, 3}) {
-    KprobeRig rig(kernel_image(Isa::x86_64), 4, seed);
-    rig.eng->set_optimization(true);
-    ProbeSession session(*rig.eng, nullptr);
-    ProbeOpQueue ops(session,
-                     events::parse_probe_script("@300000 p:f do_fork\n@2000000 -:f\n", "t.probes", rig.eng->arch()),
-                     1, "t.probes");
-    ops.check();
-    Counter ev;
-    ev.addr = rig.sym("do_fork");
-    rig.m.events().add(&ev);
-    RunResult r = ops.run(rig.m);
+    ScriptRun sr(Isa::x86_64, seed, "@300000 p:f do_fork\n@2000000 -:f\n");
+    auto& rig = sr.rig;
+    auto& ev = sr.ev;
+    RunResult r = sr.run();
     INFO("seed " << seed << ": " << r.reason);
     REQUIRE(rig.passed(r));
     // The optimizer's order: queued at registration, an RCU-tasks grace
@@ -281,21 +327,10 @@ TEST_CASE("x86 optprobes: registered during a run, queued hits use the detour, t
     // detour by emulating the new jmp: hits through the detour's handler
     // call may come before the last byte is in.)
     CHECK(ev.first["optimize"] <= ev.first["optimized-hit"]);
-    // Every hit is one of: through the int3 before the jump (detour from the
-    // int3, or the temporary int3 of text_poke_bp emulating the jump),
-    // through the jump, or stepped once the jump is out.
-    uint64_t hits = 0;
-    for (const auto& sp : session.probes()) hits += sp->hits();
-    // (A hit after the jump is out and before the breakpoint goes is
-    // stepped, as a plain kprobe's.)
-    CHECK(hits + rig.eng->stats().unhandled ==
-          ev.n["detour"] + ev.n["optimized-hit"] + ev.n["optimized-unhandled"] + ev.n["KPROBE_HIT_SS"]);
-    if (ev.n["KPROBE_HIT_SS"]) CHECK(ev.first["KPROBE_HIT_SS"] > ev.first["unoptimize"]);
+    sr.check_hits_accounted();
     // The removal unoptimized, then disarmed: the text is as the image has it.
     CHECK(ev.n["unoptimize"] == 1);
-    rig.m.events().remove(&ev);
-    rig.eng->finish_patching();
-    CHECK(rig.text_diff().empty());
+    CHECK(sr.text_restored());
   }
 }
 
@@ -431,14 +466,11 @@ TEST_CASE("rv64 optprobes: can_optimize accepts kernel functions, finds a dead r
 TEST_CASE("rv64 optprobes: the detour buffer loads from the optimizer port, runs the region, jumps back",
           "[kprobes][optprobe]") {
   KprobeRig rig(kernel_image(Isa::rv64), 1);
-  Check c = check(rig, "do_fork", 0);
-  REQUIRE(c.err == 0);
-  const uint64_t addr = rig.sym("do_fork");
-  const uint64_t buf = rig.eng->layout().slots_end - 64;
-  std::vector<uint8_t> code;
-  std::string why;
-  unsigned copy_at = 0;
-  REQUIRE(rig.eng->arch().build_detour(c.r, addr, buf, code, copy_at, why) == 0);
+  const ForkDetour d = fork_detour(rig);
+  const Check& c = d.c;
+  const uint64_t addr = d.addr, buf = d.buf;
+  const std::vector<uint8_t>& code = d.code;
+  const unsigned copy_at = d.copy_at;
   CHECK(copy_at == 8);
   REQUIRE(code.size() == 8u + c.r.len + 8u);
   auto insn_at = [&](size_t off) {
@@ -476,17 +508,10 @@ TEST_CASE("rv64 optprobes: the detour buffer loads from the optimizer port, runs
 TEST_CASE("rv64 optprobes: during a run the jump goes in under stop_machine and out in two steps",
           "[kprobes][optprobe]") {
   for (uint64_t seed : {1, 2, 3}) {
-    KprobeRig rig(kernel_image(Isa::rv64), 4, seed);
-    rig.eng->set_optimization(true);
-    ProbeSession session(*rig.eng, nullptr);
-    ProbeOpQueue ops(session,
-                     events::parse_probe_script("@300000 p:f do_fork\n@1500000 -:f\n", "t.probes", rig.eng->arch()),
-                     1, "t.probes");
-    ops.check();
-    Counter ev;
-    ev.addr = rig.sym("do_fork");
-    rig.m.events().add(&ev);
-    RunResult r = ops.run(rig.m);
+    ScriptRun sr(Isa::rv64, seed, "@300000 p:f do_fork\n@1500000 -:f\n");
+    auto& rig = sr.rig;
+    auto& ev = sr.ev;
+    RunResult r = sr.run();
     INFO("seed " << seed << ": " << r.reason);
     REQUIRE(rig.passed(r));
     // In: queued, RCU-tasks, the jump written by stop_machine, hits through it.
@@ -501,16 +526,8 @@ TEST_CASE("rv64 optprobes: during a run the jump goes in under stop_machine and 
     REQUIRE(ev.n["unoptimize"] == 1);
     REQUIRE(ev.n["unoptimize-rest"] == 1);
     CHECK(ev.first["unoptimize"] < ev.first["unoptimize-rest"]);
-    uint64_t hits = 0;
-    for (const auto& sp : session.probes()) hits += sp->hits();
-    // (A hit after the jump is out and before the breakpoint goes is
-    // stepped, as a plain kprobe's.)
-    CHECK(hits + rig.eng->stats().unhandled ==
-          ev.n["detour"] + ev.n["optimized-hit"] + ev.n["optimized-unhandled"] + ev.n["KPROBE_HIT_SS"]);
-    if (ev.n["KPROBE_HIT_SS"]) CHECK(ev.first["KPROBE_HIT_SS"] > ev.first["unoptimize"]);
-    rig.m.events().remove(&ev);
-    rig.eng->finish_patching();
-    CHECK(rig.text_diff().empty());
+    sr.check_hits_accounted();
+    CHECK(sr.text_restored());
   }
 }
 
@@ -557,37 +574,26 @@ TEST_CASE("rv64 optprobes: a probe registered inside an optimized region is arme
   for (const char* patching : {"patch_text", "instant"}) {
     for (uint64_t seed : {1, 2, 3, 4}) {
       INFO(patching << " seed " << seed);
-      KprobeRig rig(kernel_image(Isa::rv64), 4, seed);
-      rig.eng->set_optimization(true);
-      kprobes::Patching mode;
-      REQUIRE(kprobes::parse_patching(patching, mode));
-      rig.eng->set_patching(mode);
-      ProbeSession session(*rig.eng, nullptr);
       // The outer point is optimized (OPTIMIZE_DELAY, then its grace
       // period); the inner one lands on the jump's jalr.
-      ProbeOpQueue ops(session,
-                       events::parse_probe_script("@200000 p:outer fib_recursive\n@900000 p:inner fib_recursive+4\n",
-                                                  "t.probes", rig.eng->arch()),
-                       1, "t.probes");
-      ops.check();
-      Counter ev;
-      ev.addr = rig.sym("fib_recursive");
-      rig.m.events().add(&ev);
-      RunResult r = ops.run(rig.m);
-      REQUIRE(rig.passed(r));  // the kernel's own fib checks hold
+      ScriptRun sr(Isa::rv64, seed, "@200000 p:outer fib_recursive\n@900000 p:inner fib_recursive+4\n",
+                   "fib_recursive");
+      kprobes::Patching mode;
+      REQUIRE(kprobes::parse_patching(patching, mode));
+      sr.rig.eng->set_patching(mode);
+      RunResult r = sr.run();
+      REQUIRE(sr.rig.passed(r));  // the kernel's own fib checks hold
+      auto& ev = sr.ev;
       REQUIRE(ev.n["optimized"] >= 1);
       CHECK(ev.n["unoptimize"] == 1);
       CHECK(ev.n["unoptimize-rest"] == 1);
       CHECK(ev.first["unoptimize"] < ev.first["unoptimize-rest"]);
       // Both probes saw every call once the inner one was in.
       uint64_t outer = 0, inner = 0;
-      for (const auto& sp : session.probes()) (sp->spec.event == "outer" ? outer : inner) = sp->hits();
+      for (const auto& sp : sr.session.probes()) (sp->spec.event == "outer" ? outer : inner) = sp->hits();
       CHECK(inner > 0);
       CHECK(outer > inner);
-      rig.m.events().remove(&ev);
-      for (const auto& sp : session.probes()) session.remove(*sp);
-      rig.eng->finish_patching();
-      CHECK(rig.text_diff().empty());
+      CHECK(sr.text_restored());
     }
   }
 }
@@ -597,26 +603,12 @@ TEST_CASE("optprobes, both ISAs: the knob turned off and at once on again: the p
           "[kprobes][optprobe]") {
   for (Isa isa : {Isa::x86_64, Isa::rv64}) {
     INFO(isa_name(isa));
-    KprobeRig rig(kernel_image(isa), 4, 5);
-    rig.eng->set_optimization(true);
-    ProbeSession session(*rig.eng, nullptr);
-    ProbeOpQueue ops(session,
-                     events::parse_probe_script(
-                         "@300000 p:f do_fork\n@900000 kprobes-optimization 0\n@900010 kprobes-optimization 1\n",
-                         "t.probes", rig.eng->arch()),
-                     1, "t.probes");
-    ops.check();
-    Counter ev;
-    ev.addr = rig.sym("do_fork");
-    rig.m.events().add(&ev);
-    RunResult r = ops.run(rig.m);
-    REQUIRE(rig.passed(r));
-    CHECK(ev.n["unoptimize"] == 1);
-    CHECK(ev.n["optimized"] == 2);  // before the knob, and again after it
-    CHECK(rig.eng->point_at(ev.addr)->opt == ProbePoint::Opt::optimized);
-    rig.m.events().remove(&ev);
-    for (const auto& sp : session.probes()) session.remove(*sp);
-    rig.eng->finish_patching();
-    CHECK(rig.text_diff().empty());
+    ScriptRun sr(isa, 5, "@300000 p:f do_fork\n@900000 kprobes-optimization 0\n@900010 kprobes-optimization 1\n");
+    RunResult r = sr.run();
+    REQUIRE(sr.rig.passed(r));
+    CHECK(sr.ev.n["unoptimize"] == 1);
+    CHECK(sr.ev.n["optimized"] == 2);  // before the knob, and again after it
+    CHECK(sr.rig.eng->point_at(sr.ev.addr)->opt == ProbePoint::Opt::optimized);
+    CHECK(sr.text_restored());
   }
 }
