@@ -156,6 +156,20 @@ class Hart final : public Cpu {
     uint64_t off = pc - fetch_base_;
     return off < kPageSize ? fetch_page_ + (off >> 1) : nullptr;
   }
+  // The entry of `pc` on a page the hart executed recently (it becomes the
+  // page being executed), else nullptr: an indirect jump's target on
+  // another page (a return to a caller, a jump to a detour buffer) goes on
+  // in the fast path when its page is one of the recent ones, which the
+  // precise path's fetch_slow validated. The PC of the jump's own entry
+  // must be taken before (pc_of changes with the page).
+  const Insn* fetch_recent_page(uint64_t pc) {
+    const uint64_t base = pc & ~(kPageSize - 1);
+    const RecentPage& recent = recent_pages_[(base >> kPageShift) % kRecentPages];
+    if (recent.base != base || !recent.page) return nullptr;
+    fetch_page_ = recent.page;
+    fetch_base_ = base;
+    return fetch_page_ + ((pc - base) >> 1);
+  }
   // Plain-RAM accesses; false sends the instruction to its precise path
   // (devices, faults, and for stores a page someone watches).
   template <typename T>

@@ -272,9 +272,13 @@ struct Jalr {
   template <unsigned kLen, unsigned kCycles>
   static const Insn* step(Hart& h, const Insn* i, ChainClock& t) {
     uint64_t target = (h.s.x[i->rs1] + static_cast<int64_t>(i->imm)) & ~uint64_t{1};
+    const uint64_t link = h.pc_of(i) + kLen;
     const Insn* n = h.fetch_in_page(target);
-    if (!n) [[unlikely]] return nullptr;
-    h.s.x[i->rdw] = h.pc_of(i) + kLen;
+    if (!n) [[unlikely]] {
+      n = h.fetch_recent_page(target);
+      if (!n) return nullptr;
+    }
+    h.s.x[i->rdw] = link;
     t += tick(kCycles);
     return n;
   }
