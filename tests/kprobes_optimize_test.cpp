@@ -612,3 +612,66 @@ TEST_CASE("optprobes, both ISAs: the knob turned off and at once on again: the p
     CHECK(sr.text_restored());
   }
 }
+
+// docs/CODE_MODEL.md: the kprobes engine serialises an x86 CPU when it
+// hands it back (the IRET of the int3 handler). Here a CPU traps on a
+// plain kprobe and, while its hit waits for its lookup, another CPU turns
+// jump optimization on: the point is queued and its detour buffer written
+// after the first CPU's trap entry; the hit then goes on in that buffer,
+// which the CPU must fetch as memory holds it, not as its stale view does.
+TEST_CASE("x86 optprobes: a CPU sent into a detour buffer written while its hit was handled fetches the buffer's "
+          "new bytes",
+          "[kprobes][optprobe][codemodel]") {
+  KprobeRig rig(kernel_image(Isa::x86_64), 4, 3);
+  // First an optimized do_fork, so that CPUs have run code in the detour
+  // area (only a page some CPU ran code from can be seen stale), then the
+  // knob off and a plain kprobe on the hottest function.
+  rig.eng->set_optimization(true);
+  Kprobe fork, kp;
+  fork.symbol_name = "do_fork";
+  kp.symbol_name = "fib_recursive";
+  REQUIRE(rig.eng->register_kprobe(fork) == 0);
+  rig.m.run(RunLimits{300'000});
+  REQUIRE(rig.eng->stats().optimized_hits > 0);
+  rig.eng->begin_op(0);
+  rig.eng->set_optimization(false);
+  REQUIRE(rig.eng->register_kprobe(kp) == 0);
+  rig.eng->end_op();
+  rig.m.run(RunLimits{400'000});
+  // At a CPU's next breakpoint trap on it (its trap entry serialised it),
+  // the CPU furthest ahead turns optimization on: the buffer is written
+  // at that CPU's clock, after the trap.
+  struct Turn : EventObserver {
+    KprobeRig* rig = nullptr;
+    int hit_cpu = -1, caller = -1;
+    uint64_t trap_cycle = 0, caller_cycle = 0, lo = 0, hi = 0, stale = 0, detour = 0;
+    void on_event(const Event& e) override {
+      if (e.kind == EventKind::stale_fetch && e.cpu == hit_cpu && e.a >= lo && e.a < hi) ++stale;
+      if (e.kind != EventKind::probe) return;
+      if (e.text == "detour" && e.cpu == hit_cpu) ++detour;
+      if (e.text != "trap" || e.a != rig->sym("fib_recursive") || hit_cpu >= 0) return;
+      hit_cpu = e.cpu;
+      trap_cycle = e.cycle;
+      caller = hit_cpu == 0 ? 1 : 0;
+      for (int c = 0; c < 4; ++c)
+        if (c != hit_cpu && rig->m.cpu(c).cycle() > rig->m.cpu(caller).cycle()) caller = c;
+      caller_cycle = rig->m.cpu(caller).cycle();
+      rig->eng->begin_op(caller);
+      rig->eng->set_optimization(true);
+      rig->eng->end_op();
+      const ProbePoint* p = rig->eng->point_at(rig->sym("fib_recursive"));
+      lo = p->detour;
+      hi = p->detour + 64;
+    }
+  } w;
+  w.rig = &rig;
+  rig.m.events().add(&w);
+  rig.m.run(RunLimits{600'000});
+  rig.m.events().remove(&w);
+  REQUIRE(w.hit_cpu >= 0);
+  INFO("cpu " << w.hit_cpu << " trapped at " << w.trap_cycle << "; cpu " << w.caller << " wrote the buffer at "
+              << rig.m.cpu(w.caller).cycle());
+  REQUIRE(w.lo != 0);
+  CHECK(w.detour >= 1);  // the hit went on in the buffer
+  CHECK(w.stale == 0);   // with its new bytes
+}
