@@ -292,8 +292,7 @@ void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>&
   auto valid = [keep, gen] { return keep && keep->opt == Opt::unoptimizing && keep->opt_gen == gen; };
   // Writes `bytes` at `at_addr` as `cpu` (null: the run is over, at once):
   // through the patcher during a run with a protocol, else at once.
-  auto write = [this, addr](Cpu* cpu, uint64_t at_addr, const std::vector<uint8_t>& bytes,
-                            std::function<void(Cpu*)> then) {
+  auto write = [this](Cpu* cpu, uint64_t at_addr, const std::vector<uint8_t>& bytes, std::function<void(Cpu*)> then) {
     if (!cpu) {
       bus_.write_bytes(at_addr, bytes.data(), bytes.size(), as_caller());
       then(nullptr);
@@ -311,7 +310,6 @@ void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>&
     }
     end_op();
     caller_cpu_ = caller;
-    (void)addr;
   };
   auto second = [this, valid, addr, bp, rest, done, write](Cpu* at, uint64_t) {
     if (!valid()) return;
@@ -324,6 +322,8 @@ void Engine::unoptimize_in_two(ProbePoint& p, const std::shared_ptr<ProbePoint>&
     emit(*cpu, addr, "synchronize_rcu_tasks");
     rcu_->call_rcu_tasks(*cpu, second);
   };
+  // (The first step in the caller's own operation: queued if it is one
+  // with a protocol, else at once.)
   if (patcher_->deferring()) {
     patcher_->queue_bytes(addr, first, true, nullptr, wait);
   } else {

@@ -133,6 +133,17 @@ struct ScriptRun {
           ev.n["detour"] + ev.n["optimized-hit"] + ev.n["optimized-unhandled"] + ev.n["KPROBE_HIT_SS"]);
     if (ev.n["KPROBE_HIT_SS"]) CHECK(ev.first["KPROBE_HIT_SS"] > ev.first["unoptimize"]);
   }
+  // The optimizer's order during the run: queued at registration, its
+  // RCU-tasks grace period, the jump written, then hits through it.
+  void check_install_order() {
+    REQUIRE(ev.n["optimize-queued"] == 1);
+    REQUIRE(ev.n["tasks-gp-end"] >= 1);
+    REQUIRE(ev.n["optimized"] == 1);
+    CHECK(ev.first["optimize-queued"] < ev.first["tasks-gp-end"]);
+    CHECK(ev.first["tasks-gp-end"] <= ev.first["optimize"]);
+    CHECK(ev.first["optimize"] < ev.first["optimized"]);
+    CHECK(ev.n["optimized-hit"] > 0);
+  }
   // Every probe gone and the patching finished: the text as the image has it.
   bool text_restored() {
     for (const auto& sp : session.probes())
@@ -314,15 +325,7 @@ TEST_CASE("x86 optprobes: registered during a run, queued hits use the detour, t
     RunResult r = sr.run();
     INFO("seed " << seed << ": " << r.reason);
     REQUIRE(rig.passed(r));
-    // The optimizer's order: queued at registration, an RCU-tasks grace
-    // period, then text_poke_bp of the jump, then optimized hits.
-    REQUIRE(ev.n["optimize-queued"] == 1);
-    REQUIRE(ev.n["tasks-gp-end"] >= 1);
-    REQUIRE(ev.n["optimized"] == 1);
-    CHECK(ev.first["optimize-queued"] < ev.first["tasks-gp-end"]);
-    CHECK(ev.first["tasks-gp-end"] <= ev.first["optimize"]);
-    CHECK(ev.first["optimize"] < ev.first["optimized"]);
-    CHECK(ev.n["optimized-hit"] > 0);
+    sr.check_install_order();  // (x86: the jump by text_poke_bp)
     // (During text_poke_bp a CPU at its temporary int3 is sent to the
     // detour by emulating the new jmp: hits through the detour's handler
     // call may come before the last byte is in.)
@@ -515,12 +518,8 @@ TEST_CASE("rv64 optprobes: during a run the jump goes in under stop_machine and 
     INFO("seed " << seed << ": " << r.reason);
     REQUIRE(rig.passed(r));
     // In: queued, RCU-tasks, the jump written by stop_machine, hits through it.
-    REQUIRE(ev.n["optimize-queued"] == 1);
-    REQUIRE(ev.n["optimized"] == 1);
-    CHECK(ev.first["optimize-queued"] < ev.first["tasks-gp-end"]);
-    CHECK(ev.first["tasks-gp-end"] <= ev.first["optimize"]);
+    sr.check_install_order();
     CHECK(ev.stops_installing >= 4 * 4);  // PREPARE..EXIT on each of 4 CPUs
-    CHECK(ev.first["optimize"] < ev.first["optimized"]);
     CHECK(ev.first["optimized"] <= ev.first["optimized-hit"]);
     // Out: the ebreak over the auipc, an RCU-tasks grace period, the rest.
     REQUIRE(ev.n["unoptimize"] == 1);

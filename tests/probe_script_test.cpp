@@ -499,8 +499,7 @@ void churn_16(Isa isa) {
 // through text_poke_bp under the relaxed code model, and the text
 // byte-exact once the probes are gone and the run's grace periods are over.
 // (Before each grace period's callback was tied to the queueing it was
-// started for, seeds 4, 13 and 17 broke the kernel here. With the booster
-// on as well, seed 62 still does: a known open bug, docs/KPROBES_X86.md.)
+// started for, seeds 4, 13 and 17 broke the kernel here.)
 TEST_CASE("probe script churn with jump optimization and boosting, 200 seeds on 4 CPUs, ends with the text byte-exact: x86",
           "[kprobes][script][churn][optprobe]") {
   optchurn(Isa::x86_64);
