@@ -15,10 +15,27 @@ uint16_t* zeroed(uint64_t n) {
 }
 // The last generation leaves room below kReadAlways.
 constexpr uint16_t kLastGen = 0xfffe;
+// A shared block stops being a sync point for good when its use changes
+// (block_access): after this many slow-path accesses in a row by one CPU
+// in exact order it is that CPU's again (memory one CPU initialised and
+// handed to another: the kernel's .bss, zeroed by CPU 0), and after this
+// many loads with no store in between it is read-shared again (data
+// written at boot and read ever after). Each time a block changes hands
+// a CPU ahead that touched it may have to be put back, so a block that
+// keeps changing hands (a lock, a counter) stays shared after kMaxFlips.
+// These choose only how often CPUs stop and are put back; no result
+// depends on them (the reference-schedule tests).
+constexpr uint8_t kTakeBackStreak = 16;
+constexpr uint8_t kQuietLoads = 16;
+constexpr uint8_t kMaxFlips = 16;
 }  // namespace
 
 PageOwners::PageOwners(Bus& bus, int cpus)
-    : bus_(bus), ram_(bus.ram()), blocks_(bus.ram().size() >> kBlockShift), owner_(blocks_, kUnowned) {
+    : bus_(bus), ram_(bus.ram()), blocks_(bus.ram().size() >> kBlockShift), owner_(blocks_, kUnowned),
+      last_(blocks_, kUnowned),
+      streak_(blocks_, 0),
+      quiet_(blocks_, 0),
+      flips_(blocks_, 0) {
   cpus_.resize(static_cast<size_t>(cpus));
   for (PerCpu& c : cpus_) {
     c.read.reset(zeroed(blocks_));
@@ -30,6 +47,10 @@ void PageOwners::enable(Resolver* r) {
   resolver_ = r;
   if (dirty_) {
     std::fill(owner_.begin(), owner_.end(), kUnowned);
+    std::fill(last_.begin(), last_.end(), kUnowned);
+    std::fill(streak_.begin(), streak_.end(), 0);
+    std::fill(quiet_.begin(), quiet_.end(), 0);
+    std::fill(flips_.begin(), flips_.end(), 0);
     for (PerCpu& c : cpus_) {
       std::memset(c.read.get(), 0, blocks_ * sizeof(uint16_t));
       std::memset(c.write.get(), 0, blocks_ * sizeof(uint16_t));
@@ -93,6 +114,7 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
     if (write) grant_write(c, b, false);
     return true;
   }
+  if (o == kShared && flips_[b] < kMaxFlips && take_back(c, me, b, write)) return true;
   if (o == kShared) {
     // Good until this CPU next runs ahead (a new generation).
     if (c.read[b] < c.gen) c.read[b] = c.gen;
@@ -121,6 +143,9 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
   PerCpu& kc = cpus_[static_cast<size_t>(k)];
   if (kc.ahead && (write ? kc.touched(b) : kc.wrote(b))) resolver_->resolve(k, cycle, cpu);
   kc.write[b] = 0;
+  if (flips_[b] < kMaxFlips) ++flips_[b];
+  last_[b] = me;
+  streak_[b] = 0;
   if (write) {
     o = kShared;
     kc.read[b] = 0;
@@ -131,6 +156,36 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
     c.read[b] = kReadAlways;
   }
   return true;
+}
+
+// A shared block in exact order (kTakeBackStreak above). No CPU ahead can
+// have touched it (every access to it is a sync point there), so it
+// changes state without putting anybody back; the other CPUs' exact-order
+// grants go, so their next access takes the slow path.
+bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
+  if (last_[b] != me) {
+    last_[b] = me;
+    streak_[b] = 0;
+  }
+  quiet_[b] = write ? 0 : static_cast<uint8_t>(quiet_[b] + 1);
+  if (quiet_[b] >= kQuietLoads) {
+    for (PerCpu& k : cpus_) k.write[b] = 0;
+    owner_[b] = kReadShared;
+    quiet_[b] = 0;
+    ++flips_[b];
+    c.read[b] = kReadAlways;
+    return true;
+  }
+  if (++streak_[b] >= kTakeBackStreak) {
+    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = 0;
+    owner_[b] = me;
+    streak_[b] = 0;
+    quiet_[b] = 0;
+    c.read[b] = kReadAlways;
+    if (write) grant_write(c, b, false);
+    return true;
+  }
+  return false;
 }
 
 bool PageOwners::flagged_store(int cpu, uint64_t cycle, AccessMode mode, uint8_t flags) {

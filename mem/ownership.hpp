@@ -122,6 +122,9 @@ class PageOwners {
   uint64_t block_of(uint64_t addr) const { return (addr - ram_.base()) >> kBlockShift; }
   bool block_access(int cpu, uint64_t cycle, uint64_t block, bool write, AccessMode mode);
   void grant_write(PerCpu& c, uint64_t block, bool copy);
+  // A shared block becomes `me`'s or read-shared again when its use shows
+  // it is no longer shared; true if it did (and the access is granted).
+  bool take_back(PerCpu& c, uint8_t me, uint64_t block, bool write);
   // Puts back the CPUs ahead that touched (or stored into) blocks [lo, hi].
   void resolve_touching(int cpu, uint64_t cycle, uint64_t lo, uint64_t hi, bool written_only);
 
@@ -130,6 +133,10 @@ class PageOwners {
   uint64_t blocks_;
   bool dirty_ = false;  // tables hold grants (they are all zero otherwise)
   std::vector<uint8_t> owner_;
+  // Per block, for giving a shared block back (take_back): the CPU that
+  // last met it on a slow path in exact order and how many times in a row,
+  // the loads since its last store, and how often it changed hands.
+  std::vector<uint8_t> last_, streak_, quiet_, flips_;
   std::vector<PerCpu> cpus_;
   Resolver* resolver_ = nullptr;
 };

@@ -70,7 +70,11 @@ void Machine::resolve(int k, uint64_t cycle, int cpu) {
   // Re-run it to where the observer stands: every step that starts before
   // (cycle, cpu), as the exact schedule would have run it. It touched only
   // what it owns, so the re-run is the same work.
-  const uint64_t until = cycle + (k < cpu ? 1 : 0);
+  // Never past where it had got to: the observer runs in exact order, so its
+  // step began there or before, although the access that puts k back may
+  // come later in that step (an x86 #DB pushed after the instruction it
+  // follows, one step; a host phase's writes).
+  const uint64_t until = std::min(cycle + (k < cpu ? 1 : 0), was);
   if (c.cycle() < until) {
     const uint64_t from = c.cycle();
     platform_->set_access_mode(k, AccessMode::replay);

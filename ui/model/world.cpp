@@ -1,5 +1,7 @@
 #include "ui/model/world.hpp"
 
+#include <algorithm>
+
 #include "sim/checkpoint.hpp"
 
 namespace ksim::ui {
@@ -154,6 +156,7 @@ RunResult World::run(const RunLimits& lim) {
 // target: up to the caller's clock, or a look at an offline caller).
 RunResult World::run_script(const RunLimits& lim) {
   if (lim.steps == 0) return queue_->run_until(*m_, lim.cycle ? lim.cycle : ~uint64_t{0});
+  uint64_t reached = 0;  // the last pass's target: each pass goes further
   for (;;) {
     const uint64_t next = queue_->next_cycle();
     RunLimits l = lim;
@@ -163,10 +166,12 @@ RunResult World::run_script(const RunLimits& lim) {
         (lim.cycle != 0 && l.cycle == lim.cycle))
       return r;
     // Performs what is due at `next`: far enough for the caller's clock to
-    // be reached, or for one more look when it is not online yet (each
-    // pass moves the machine on, so the loop ends).
+    // be reached, or for one more look when it is not online yet. Each pass
+    // aims past the last one's target, so the machine moves on and the loop
+    // ends even while the caller stays offline (its clock standing still).
     const uint64_t caller_at = m_->cpu(queue_->caller_cpu()).cycle();
-    r = queue_->run_until(*m_, std::max(next, caller_at) + kprobes::ProbeOpQueue::kOfflineRetryCycles + 1);
+    reached = std::max({next, caller_at, reached}) + kprobes::ProbeOpQueue::kOfflineRetryCycles + 1;
+    r = queue_->run_until(*m_, reached);
     if (r.end != RunResult::End::paused || m_->steps() >= lim.steps) return r;
   }
 }
