@@ -133,10 +133,17 @@ template <unsigned S>
   cpu.materialise_flags();
   return f->fn(cpu, f, cyc, r);
 }
-// A jump to `rip` off the current page (the instruction is done: `cyc`
-// includes it, `r` does not yet count it).
-[[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
+// A jump to `rip` off a page the CPU has not run recently, or outside RAM.
+[[gnu::noinline]] inline FastNext continue_far(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
   const Fast* n = cpu.fast_at(rip);
+  KSIM_X86_NEXT(n, cyc, r);
+}
+// A jump to `rip` off the current page (the instruction is done: `cyc`
+// includes it, `r` does not yet count it). A recent page is found with no
+// call, so this stays a leaf.
+[[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
+  const Fast* n = cpu.fast_recent(rip);
+  if (!n) [[unlikely]] return continue_far(cpu, rip, cyc, r);
   KSIM_X86_NEXT(n, cyc, r);
 }
 // `f` stored into a page with listeners (the decode cache): notify them,

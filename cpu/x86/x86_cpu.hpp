@@ -277,6 +277,18 @@ class X86Cpu final : public Cpu {
     const uint64_t off = rip - fetch_base_;
     return off < kCodePage ? &fetch_page_->fast[off] : nullptr;
   }
+  // The entry for `rip` when it is on the current page or one of the
+  // recent ones (which fetch() and fast_slow() found in RAM), now the
+  // current page; else nullptr. No call: a handler's jump to another page
+  // (a call, a return, a detour buffer and back) needs no register saves.
+  const Fast* fast_recent(uint64_t rip) {
+    const uint64_t base = rip & ~uint64_t{kCodePage - 1};
+    const RecentPage& p = recent_[(base >> kPageShift) % kRecentPages];
+    if (p.base != base) return nullptr;
+    fetch_page_ = p.page;
+    fetch_base_ = base;
+    return &fetch_page_->fast[rip - base];
+  }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
   template <typename T>
