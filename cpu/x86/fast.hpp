@@ -146,6 +146,27 @@ template <unsigned S>
   if (!n) [[unlikely]] return continue_far(cpu, rip, cyc, r);
   KSIM_X86_NEXT(n, cyc, r);
 }
+// MOV's load when it is not plain RAM (a device, such as the kprobes
+// engine's optprobe port that every detour buffer loads from, or a page
+// this CPU may not read yet while running ahead): exec_mov's precise
+// semantics (mem_read, which may fault or stop at a sync point; the
+// register; retire) without the trip out of the fast loop and back, which
+// cost more than the rest of a jump-optimized probe's guest instructions
+// together. Same results as handing back: loop_as would run the same
+// semantics from the same state, and does nothing else on the way for a
+// CPU that was in the fast loop (no step budget, no tracing, no TF, no
+// STI shadow, no stale view); anything that ends the slice sets stop_ to
+// 0, which the fast loop checks next.
+template <unsigned S>
+[[gnu::noinline]] FastNext load_precise(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
+  cpu.enter_precise(f, cyc, r);
+  uint64_t v;
+  if (cpu.mem_read(ea(cpu, f), S, v)) {
+    wr<S>(cpu, f->dst, v);
+    cpu.retire_fast(f);
+  }
+  return cpu.leave_precise();
+}
 // `f` stored into a page with listeners (the decode cache): notify them,
 // which may reset entries (`f`'s own included: its length and cost are
 // read first), and go on with the next instruction. `cyc` is the cycle
@@ -252,7 +273,7 @@ FastNext mov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     wr<S>(cpu, f->dst, static_cast<uint64_t>(f->imm));
   } else if constexpr (F == Form::rm) {
     uint64_t v;
-    if (!ld<S>(cpu, ea(cpu, f), v)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    if (!ld<S>(cpu, ea(cpu, f), v)) [[unlikely]] return load_precise<S>(cpu, f, cyc, r);
     wr<S>(cpu, f->dst, v);
   } else {
     const uint64_t v = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm);

@@ -289,6 +289,33 @@ class X86Cpu final : public Cpu {
     fetch_base_ = base;
     return &fetch_page_->fast[rip - base];
   }
+  // A handler that runs its instruction's precise semantics without
+  // leaving the fast loop (fast::load_precise): enter_precise writes the
+  // state back as the loop does when a handler hands back (`cyc`, `r`
+  // retired in this chain) and materialises the flags; retire_fast is
+  // retire(); leave_precise gives the loop the entry at the new RIP, or
+  // ends the fast loop with precise_ip there when the next instruction
+  // needs loop_as's careful step (TF, an STI shadow).
+  void enter_precise(const Fast* f, uint64_t cyc, uint64_t r) {
+    s.cycle = cyc;
+    s.instret += r;
+    s.rip = pc_of(f);
+    materialise_flags();
+  }
+  void retire_fast(const Fast* f) {
+    s.rip += f->len;
+    s.cycle += f->cycles;
+    ++s.instret;
+  }
+  FastNext leave_precise() {
+    chain_retired = 0;
+    const Fast* n = fast_at(s.rip);
+    if ((s.rflags & kTF) || sti_shadow_) [[unlikely]] {
+      precise_ip = n;
+      return {nullptr, s.cycle};
+    }
+    return {n, s.cycle};
+  }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
   template <typename T>
