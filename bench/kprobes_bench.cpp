@@ -24,90 +24,25 @@
 //   hits                calls seen by the probes (must equal the calls)
 #include <benchmark/benchmark.h>
 
-#include <chrono>
-#include <map>
-#include <memory>
 #include <string>
 
-#include "kprobes/engine.hpp"
-#include "sim/elf/elf_image.hpp"
-#include "sim/machine.hpp"
+#include "probe_run.hpp"
 
 namespace {
 
 using namespace ksim;
 using namespace ksim::kprobes;
-
-const ElfImage& bench_guest(Isa isa) {
-  static const ElfImage rv =
-      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/probe_bench_rv64.elf", Isa::rv64);
-  static const ElfImage x86 =
-      load_elf_file(std::string(KSIM_BINARY_DIR) + "/workloads/x86/probe_bench_x86.elf", Isa::x86_64);
-  return isa == Isa::rv64 ? rv : x86;
-}
-
-struct Outcome {
-  uint64_t cycles = 0, calls = 0, hits = 0;
-  double seconds = 0;
-  bool ok = false;
-};
-
-// One full run of probe_bench with the probes of `variant` ("" = none).
-enum class Fast { none, boost, optimize };
-
-Outcome run_once(Isa isa, const std::string& variant, StepMode mode, Fast fast) {
-  MachineConfig cfg;
-  cfg.isa = isa;
-  Machine m(cfg);
-  m.load(bench_guest(isa));
-  Engine eng(m, mode);
-  eng.set_boost(fast == Fast::boost);
-  eng.set_optimization(fast == Fast::optimize);
-  eng.set_rethook(fast != Fast::none);
-  Kprobe k;
-  Kretprobe r;
-  Jprobe j;
-  uint64_t k_hits = 0, r_hits = 0;
-  k.symbol_name = "bench_target";
-  k.pre_handler = [&](Kprobe&, Cpu&) { ++k_hits; return 0; };
-  r.kp.symbol_name = "bench_target";
-  r.handler = [&](KretprobeInstance&, Cpu&) { ++r_hits; return 0; };
-  j.kp.symbol_name = "bench_target";
-  j.entry_symbol = "jprobe_bench_target";
-  bool ok = true;
-  // Registration order: the kretprobe before the jprobe (its entry handler
-  // must see the real return address, as in Linux's jprobe + kretprobe use).
-  if (variant.find('k') != std::string::npos) ok &= eng.register_kprobe(k) == 0;
-  if (variant.find('r') != std::string::npos) ok &= eng.register_kretprobe(r) == 0;
-  if (variant.find('j') != std::string::npos) ok &= eng.register_jprobe(j) == 0;
-  auto t0 = std::chrono::steady_clock::now();
-  RunResult res = m.run();
-  Outcome o;
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  o.cycles = res.cycles;
-  uint64_t calls = 0;
-  m.bus().read_bytes(m.symbols().find("bench_calls")->addr, &calls, 8);
-  o.calls = calls;
-  // Every probe of the variant must have seen every call.
-  o.hits = calls;
-  if (variant.find('k') != std::string::npos) o.hits = std::min(o.hits, k_hits);
-  if (variant.find('r') != std::string::npos) o.hits = std::min(o.hits, r_hits);
-  if (variant.find('j') != std::string::npos) o.hits = std::min(o.hits, j.kp.hits);
-  // An optimized variant must really hit through the jump, every call.
-  if (fast == Fast::optimize && !variant.empty()) ok &= eng.stats().optimized_hits == calls;
-  o.ok = ok && res.end == RunResult::End::poweroff && res.status == 0;
-  return o;
-}
+using ksim::bench::Fast;
 
 // Each iteration runs the unprobed guest and the probed one back to back;
 // the host cost per hit is the difference of the fastest run of each
 // (interleaving them keeps host frequency and cache effects out of it).
 void probe_cost(benchmark::State& state, Isa isa, std::string variant, StepMode mode, Fast fast = Fast::none) {
-  Outcome base, last;
+  bench::ProbeRun base, last;
   double best_base = 1e30, best_probed = 1e30;
   for (auto _ : state) {
-    base = run_once(isa, "", mode, fast);
-    last = run_once(isa, variant, mode, fast);
+    base = bench::run_probe_bench(isa, "", mode, fast);
+    last = bench::run_probe_bench(isa, variant, mode, fast);
     if (!base.ok || !last.ok || last.hits != last.calls) {
       state.SkipWithError("probed guest failed, or hits != calls");
       return;

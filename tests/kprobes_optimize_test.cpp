@@ -422,6 +422,35 @@ TEST_CASE("x86 optprobes: a pre_handler's change of the PC is ignored on an opti
   CHECK(static_cast<long>(kp.hits) == expected_forks(4));
 }
 
+// The detour's `push %r11` is the instruction right before its port load,
+// so the engine takes the pushed copy from r11 instead of reading the
+// stack (X86Arch::detour_enter): every hit, with interrupts landing
+// between the two on 4 CPUs, must show the handlers an rsp without the
+// push and an r11 equal to the copy just below it.
+TEST_CASE("x86 optprobes: the handlers see rsp without the detour's push and r11 equal to the pushed copy",
+          "[kprobes][optprobe]") {
+  for (uint64_t seed : {3, 11}) {
+    KprobeRig rig(kernel_image(Isa::x86_64), 4, seed);
+    rig.eng->set_optimization(true);
+    Kprobe kp;
+    kp.symbol_name = "do_fork";
+    uint64_t seen = 0, differ = 0;
+    kp.pre_handler = [&](Kprobe&, Cpu& cpu) {
+      uint64_t slot = 0;
+      REQUIRE(rig.m.bus().read_bytes(cpu.gpr(4) - 8, &slot, 8));
+      ++seen;
+      differ += slot != cpu.gpr(11);
+      return 0;
+    };
+    REQUIRE(rig.eng->register_kprobe(kp) == 0);
+    REQUIRE(rig.eng->point_at(rig.sym("do_fork"))->opt == ProbePoint::Opt::optimized);
+    REQUIRE(rig.passed(rig.m.run()));
+    CHECK(seen == static_cast<uint64_t>(expected_forks(4)));
+    CHECK(rig.eng->stats().optimized_hits == seen);
+    CHECK(differ == 0);
+  }
+}
+
 // --- RV64 (docs/KPROBES_RV64.md, "Jump optimization") ---------------------------
 
 TEST_CASE("rv64 optprobes: can_optimize accepts kernel functions, finds a dead register and refuses each unsafe case",

@@ -18,8 +18,11 @@ using ksim::test::run_ksim;
 
 namespace {
 
-const ElfImage& kernel(Isa isa) {
-  return test::guest_image(isa == Isa::rv64 ? "workloads/rv64/kernel_preempt.elf" : "workloads/x86/kernel_x86_preempt.elf",
+// The scenario's kernel image, as `ksim race run` loads it built in.
+const ElfImage& kernel(const race::Scenario& s, Isa isa) {
+  const std::string image = s.image;
+  return test::guest_image(isa == Isa::rv64 ? "workloads/rv64/kernel_" + image + ".elf"
+                                            : "workloads/x86/kernel_x86_" + image + ".elf",
                            isa);
 }
 
@@ -37,7 +40,7 @@ Sweep sweep(const race::Scenario& s, Isa isa, bool broken) {
     o.cpus = 4;
     o.seed = seed;
     o.broken = broken;
-    const race::Outcome out = race::run(s, kernel(isa), o);
+    const race::Outcome out = race::run(s, kernel(s, isa), o);
     if (out.violated) {
       ++w.violations;
       if (!w.first_violation) w.first_violation = seed;
@@ -97,4 +100,51 @@ TEST_CASE("ksim race: list, run, exit statuses, and a reproduce line that reruns
   CHECK(run_ksim({"race", "run", "torn-write", "--variant", "broken", "--isa", "rv64"}).status == cli::kUsage);
   CHECK(run_ksim({"race", "run", "torn-write", "--variant", "broken", "--cpus", "1"}).status == cli::kUsage);
   CHECK(run_ksim({"race", "frob"}).status == cli::kUsage);
+}
+
+TEST_CASE("ksim race: each scenario runs on its kernel image and refuses another", "[race][cli]") {
+  const race::Scenario* interrupted = race::find("dcr-interrupted");
+  const race::Scenario* preempted = race::find("dcr-preempted");
+  REQUIRE(interrupted);
+  REQUIRE(preempted);
+  CHECK(std::string(interrupted->image) == "nopreempt");
+  CHECK(std::string(preempted->image) == "preempt");
+  race::Options o;
+  o.broken = true;
+  CHECK_THROWS_WITH(race::run(*interrupted, kernel(*preempted, Isa::x86_64), o),
+                    "dcr-interrupted runs on the nopreempt kernel, not the preempt one");
+  CHECK_THROWS_WITH(race::run(*preempted, kernel(*interrupted, Isa::x86_64), o),
+                    "dcr-preempted runs on the preempt kernel, not the nopreempt one");
+  ProcessResult r = run_ksim({"race", "run", "dcr-interrupted", "--variant", "correct", "--seed", "1"});
+  CHECK(r.status == 0);
+  CHECK(r.out.rfind("race: dcr-interrupted, variant correct, x86, nopreempt kernel, 4 cpus, seed 1\n", 0) == 0);
+  CHECK(run_ksim({"race", "list"}).out.find("[x86; nopreempt kernel]\ndcr-preempted ") != std::string::npos);
+}
+
+// On the non-preemptible kernel no task is switched out inside the region:
+// what the broken variant catches is an interrupt there. Every seed's is
+// the caller, CPU 0, stopped inside the region by the kernel's IPI (vector
+// 0xfd: it brings the caller its own patching jobs, docs/PATCHING.md)
+// before the jump's tail was written; the jump went in from that interrupt.
+TEST_CASE("dcr-interrupted: the CPU caught is the caller, stopped inside the region by the IPI of its patching",
+          "[race]") {
+  const race::Scenario* s = race::find("dcr-interrupted");
+  REQUIRE(s);
+  const std::regex how(R"(^cycle \d+: cpu 0 executes 0x[0-9a-f]+, inside the jump the optimizer writes over )"
+                       R"(fib_recursive \(since cycle (\d+)\); cpu 0 was stopped there by an interrupt \(vector 253\) )"
+                       R"(at cycle (\d+)$)");
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    race::Options o;
+    o.seed = seed;
+    o.broken = true;
+    const race::Outcome out = race::run(*s, kernel(*s, Isa::x86_64), o);
+    if (!out.violated) continue;
+    ++caught;
+    INFO("seed " << seed << ": " << out.violation);
+    std::smatch m;
+    REQUIRE(std::regex_match(out.violation, m, how));
+    CHECK(std::stoull(m[2]) < std::stoull(m[1]));
+  }
+  CHECK(caught > 0);
 }

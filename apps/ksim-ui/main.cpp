@@ -37,7 +37,7 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
   if (o.cpus < 2) throw UsageError{"--cpus must be at least 2 for a race"};
   o.seed = seed;
   o.broken = variant == "broken";
-  auto kernel = std::make_shared<const ElfImage>(load_image("", kDefaultImage, o.isa));
+  auto kernel = std::make_shared<const ElfImage>(load_image("", sc->image, o.isa));
   const race::Outcome out = race::run(*sc, *kernel, o);
 
   ui::RaceWorld w = ui::race_world(*sc, o, kernel);

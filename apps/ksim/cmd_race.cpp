@@ -15,7 +15,7 @@ namespace {
 int race_list() {
   for (const race::Scenario& s : race::scenarios()) {
     std::string isas = s.x86 && s.rv64 ? "x86, rv64" : s.x86 ? "x86" : "rv64";
-    std::printf("%-18s %s [%s]\n", s.name, s.what, isas.c_str());
+    std::printf("%-18s %s [%s; %s kernel]\n", s.name, s.what, isas.c_str(), s.image);
   }
   return kOk;
 }
@@ -51,10 +51,10 @@ int race_run(const std::vector<std::string>& args) {
   o.seed = seed_opt.v;
   o.broken = variant == "broken";
   o.trace = trace;
-  const ElfImage kernel = load_image("", kDefaultImage, o.isa);
+  const ElfImage kernel = load_image("", s->image, o.isa);
   race::Outcome out = race::run(*s, kernel, o);
-  std::printf("race: %s, variant %s, %s, %d cpus, seed %llu\n", name.c_str(), variant.c_str(), isa_name(o.isa),
-              cpus, static_cast<unsigned long long>(o.seed));
+  std::printf("race: %s, variant %s, %s, %s kernel, %d cpus, seed %llu\n", name.c_str(), variant.c_str(),
+              isa_name(o.isa), s->image, cpus, static_cast<unsigned long long>(o.seed));
   if (!out.notes.empty()) std::printf("%s\n", out.notes.c_str());
   std::printf("cycles: %llu\n", static_cast<unsigned long long>(out.run.cycles));
   if (out.violated) {

@@ -133,11 +133,39 @@ template <unsigned S>
   cpu.materialise_flags();
   return f->fn(cpu, f, cyc, r);
 }
-// A jump to `rip` off the current page (the instruction is done: `cyc`
-// includes it, `r` does not yet count it).
-[[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
+// A jump to `rip` off a page the CPU has not run recently, or outside RAM.
+[[gnu::noinline]] inline FastNext continue_far(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
   const Fast* n = cpu.fast_at(rip);
   KSIM_X86_NEXT(n, cyc, r);
+}
+// A jump to `rip` off the current page (the instruction is done: `cyc`
+// includes it, `r` does not yet count it). A recent page is found with no
+// call, so this stays a leaf.
+[[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
+  const Fast* n = cpu.fast_recent(rip);
+  if (!n) [[unlikely]] return continue_far(cpu, rip, cyc, r);
+  KSIM_X86_NEXT(n, cyc, r);
+}
+// MOV's load when it is not plain RAM (a device, such as the kprobes
+// engine's optprobe port that every detour buffer loads from, or a page
+// this CPU may not read yet while running ahead): exec_mov's precise
+// semantics (mem_read, which may fault or stop at a sync point; the
+// register; retire) without the trip out of the fast loop and back, which
+// cost more than the rest of a jump-optimized probe's guest instructions
+// together. Same results as handing back: loop_as would run the same
+// semantics from the same state, and does nothing else on the way for a
+// CPU that was in the fast loop (no step budget, no tracing, no TF, no
+// STI shadow, no stale view); anything that ends the slice sets stop_ to
+// 0, which the fast loop checks next.
+template <unsigned S>
+[[gnu::noinline]] FastNext load_precise(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
+  cpu.enter_precise(f, cyc, r);
+  uint64_t v;
+  if (cpu.mem_read(ea(cpu, f), S, v)) {
+    wr<S>(cpu, f->dst, v);
+    cpu.retire_fast(f);
+  }
+  return cpu.leave_precise();
 }
 // `f` stored into a page with listeners (the decode cache): notify them,
 // which may reset entries (`f`'s own included: its length and cost are
@@ -245,7 +273,7 @@ FastNext mov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     wr<S>(cpu, f->dst, static_cast<uint64_t>(f->imm));
   } else if constexpr (F == Form::rm) {
     uint64_t v;
-    if (!ld<S>(cpu, ea(cpu, f), v)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    if (!ld<S>(cpu, ea(cpu, f), v)) [[unlikely]] return load_precise<S>(cpu, f, cyc, r);
     wr<S>(cpu, f->dst, v);
   } else {
     const uint64_t v = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm);

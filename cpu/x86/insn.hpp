@@ -53,7 +53,8 @@ inline constexpr uint8_t kRep = 1, kRepne = 2;
 // cycle and retired counts in host registers and tail-calls the next
 // entry's handler (threaded code). Anything a handler does not serve (a
 // device access, a trap, a system instruction) hands back to the loop,
-// which runs the full Insn precisely.
+// which runs the full Insn precisely (a MOV's device load runs it in the
+// loop: fast::load_precise).
 struct Fast;
 struct FastNext {
   const Fast* ip;  // the next entry, or nullptr: run X86Cpu::precise_ip precisely

@@ -440,14 +440,17 @@ bool X86Cpu::prepare(uint64_t until) {
 // other; nothing is written back per instruction. A handler that needs the
 // precise path ends the chain with precise_ip set; the loop then writes the
 // state back (materialising the lazy flags) and returns to loop(), which
-// runs that instruction precisely.
+// runs that instruction precisely (a MOV's load from a device does that
+// itself, in the loop: fast::load_precise).
 void X86Cpu::loop_fast() {
-  uint64_t cycle = s.cycle, retired = 0;
+  uint64_t cycle = s.cycle;
   const Fast* ip = fast_at(s.rip);
   lazy_op = kLazyNone;
   while (cycle < stop_) {
     const FastNext n = ip->fn(*this, ip, cycle, 0);
-    retired += chain_retired;
+    // Counted per chain, not at the end: a handler that runs precise
+    // semantics in the loop (enter_precise) must find instret current.
+    s.instret += chain_retired;
     cycle = n.cycle;
     if (!n.ip) [[unlikely]] {
       ip = precise_ip;
@@ -456,7 +459,6 @@ void X86Cpu::loop_fast() {
     ip = n.ip;
   }
   s.cycle = cycle;
-  s.instret += retired;
   s.rip = ip == &fault_fast_ ? static_cast<uint64_t>(fault_fast_.imm) : pc_of(ip);
   materialise_flags();
 }

@@ -277,6 +277,45 @@ class X86Cpu final : public Cpu {
     const uint64_t off = rip - fetch_base_;
     return off < kCodePage ? &fetch_page_->fast[off] : nullptr;
   }
+  // The entry for `rip` when it is on the current page or one of the
+  // recent ones (which fetch() and fast_slow() found in RAM), now the
+  // current page; else nullptr. No call: a handler's jump to another page
+  // (a call, a return, a detour buffer and back) needs no register saves.
+  const Fast* fast_recent(uint64_t rip) {
+    const uint64_t base = rip & ~uint64_t{kCodePage - 1};
+    const RecentPage& p = recent_[(base >> kPageShift) % kRecentPages];
+    if (p.base != base) return nullptr;
+    fetch_page_ = p.page;
+    fetch_base_ = base;
+    return &fetch_page_->fast[rip - base];
+  }
+  // A handler that runs its instruction's precise semantics without
+  // leaving the fast loop (fast::load_precise): enter_precise writes the
+  // state back as the loop does when a handler hands back (`cyc`, `r`
+  // retired in this chain) and materialises the flags; retire_fast is
+  // retire(); leave_precise gives the loop the entry at the new RIP, or
+  // ends the fast loop with precise_ip there when the next instruction
+  // needs loop_as's careful step (TF, an STI shadow).
+  void enter_precise(const Fast* f, uint64_t cyc, uint64_t r) {
+    s.cycle = cyc;
+    s.instret += r;
+    s.rip = pc_of(f);
+    materialise_flags();
+  }
+  void retire_fast(const Fast* f) {
+    s.rip += f->len;
+    s.cycle += f->cycles;
+    ++s.instret;
+  }
+  FastNext leave_precise() {
+    chain_retired = 0;
+    const Fast* n = fast_at(s.rip);
+    if ((s.rflags & kTF) || sti_shadow_) [[unlikely]] {
+      precise_ip = n;
+      return {nullptr, s.cycle};
+    }
+    return {n, s.cycle};
+  }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
   template <typename T>

@@ -14,7 +14,11 @@
 //            preempted inside the region has passed (it was switched out).
 // Invariant: once the optimizer starts writing the jump's tail, no CPU
 // executes an instruction strictly inside the 5 bytes it covers.
+// dcr-interrupted runs on the non-preemptible kernel (no task is switched
+// out in the region: the CPU caught was interrupted there), dcr-preempted
+// on the preemptible one.
 #include <cstdio>
+#include <vector>
 
 #include "cpu/hex.hpp"
 #include "kprobes/engine.hpp"
@@ -29,7 +33,16 @@ struct DcrChecker : EventObserver {
   Outcome* out = nullptr;
   uint64_t fn = 0;
   uint64_t writing_since = 0;  // the tail's write (0: not yet)
+  // Per CPU, the interrupt that stopped it strictly inside the 5 bytes
+  // (the first one taken at that boundary: later ones nest on its way
+  // back), until it runs there again: the violation says how the CPU got
+  // stuck there.
+  struct Stop {
+    uint64_t pc = 0, cycle = 0, vector = 0;
+  };
+  std::vector<Stop> stopped;
   bool wants_insns() const override { return true; }
+  bool inside(uint64_t pc) const { return pc > fn && pc < fn + 5; }
   void on_event(const Event& e) override {
     if (out->violated || e.cpu < 0) return;
     if (e.kind == EventKind::probe) {
@@ -37,13 +50,22 @@ struct DcrChecker : EventObserver {
       if (e.text == "text-write" && e.a == fn + 1 && !writing_since) writing_since = e.cycle;
       return;
     }
-    if (e.kind != EventKind::insn || !writing_since || e.a <= fn || e.a >= fn + 5) return;
-    char buf[220];
-    std::snprintf(buf, sizeof buf,
-                  "cycle %llu: cpu %d executes %s, inside the jump the optimizer writes over fib_recursive (since "
-                  "cycle %llu)",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(),
-                  static_cast<unsigned long long>(writing_since));
+    if (stopped.size() <= static_cast<size_t>(e.cpu)) stopped.resize(e.cpu + 1);
+    Stop& stop = stopped[e.cpu];
+    if (e.kind == EventKind::interrupt && inside(e.c) && !stop.pc) stop = Stop{e.c, e.cycle, e.a};
+    if (e.kind != EventKind::insn || !inside(e.a)) return;
+    const Stop how = stop.pc == e.a ? stop : Stop{};
+    stop = Stop{};
+    if (!writing_since) return;
+    char buf[320];
+    int n = std::snprintf(buf, sizeof buf,
+                          "cycle %llu: cpu %d executes %s, inside the jump the optimizer writes over fib_recursive "
+                          "(since cycle %llu)",
+                          static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(),
+                          static_cast<unsigned long long>(writing_since));
+    if (how.pc)
+      std::snprintf(buf + n, sizeof buf - n, "; cpu %d was stopped there by an interrupt (vector %llu) at cycle %llu",
+                    e.cpu, static_cast<unsigned long long>(how.vector), static_cast<unsigned long long>(how.cycle));
     violate(*out, *m, e.cycle, buf);
   }
 };

@@ -85,7 +85,14 @@ struct Scenario {
   std::unique_ptr<EventObserver> (*checker)(Machine& m, const Options& o, Outcome& out);
   // One line on what the run did, from the engine after it.
   std::string (*notes)(const kprobes::Engine& eng, const Options& o, const Setup& s, uint64_t hits);
+  // The built-in guest kernel it runs on (`--image`): "preempt" or
+  // "nopreempt". Whether a task can be preempted is part of some races.
+  const char* image = "preempt";
 };
+
+// Throws unless the kernel loaded in `m` is the scenario's image (its
+// `ksim_kernel_preempt` says whether it is the preemptible one).
+void check_kernel(const Scenario& s, Machine& m);
 
 // Builds the scenario's machine and engine, runs it with its checker.
 Outcome run(const Scenario& s, const ElfImage& kernel, const Options& o);

@@ -65,7 +65,7 @@ const std::vector<Scenario>& scenarios() {
       {"dcr-interrupted",
        "a kprobe on the hottest function jump-optimized after an RCU-tasks grace period (correct) or at once "
        "(broken); no CPU may run inside the jump being written",
-       true, false, KSIM_RACE_FNS(dcr_interrupted)},
+       true, false, KSIM_RACE_FNS(dcr_interrupted), "nopreempt"},
       {"dcr-preempted",
        "the same after an RCU-tasks grace period (correct) or an RCU-sched one (broken), which a task preempted "
        "inside the region has passed",
@@ -100,9 +100,20 @@ void Setup::apply(kprobes::Engine& e) const {
   if (configure) configure(e);
 }
 
+void check_kernel(const Scenario& s, Machine& m) {
+  const Symbol* pre = m.symbols().find("ksim_kernel_preempt");
+  uint64_t v = 0;
+  if (!pre || !m.bus().read_bytes(pre->addr, &v, 8))
+    throw std::runtime_error(std::string(s.name) + ": the kernel has no ksim_kernel_preempt");
+  const std::string image = v ? "preempt" : "nopreempt";
+  if (image != s.image)
+    throw std::runtime_error(std::string(s.name) + " runs on the " + s.image + " kernel, not the " + image + " one");
+}
+
 Outcome run(const Scenario& sc, const ElfImage& kernel, const Options& o) {
   Rig rig(kernel, o);
   Machine& m = rig.m;
+  check_kernel(sc, m);
   const Setup setup = sc.setup(m, o);
   kprobes::Engine eng(m, setup.mode);
   setup.apply(eng);

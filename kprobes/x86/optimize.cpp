@@ -197,15 +197,17 @@ int X86Arch::build_detour(const OptRegion& r, uint64_t addr, uint64_t buf, std::
 }
 
 // The handlers see the probe point's registers: rsp without the push, r11
-// as pushed, the PC at the probed address.
-void X86Arch::detour_enter(Cpu& cpu, const Bus& bus, uint64_t addr, const OptRegion&, DetourRegs& d) const {
+// as pushed, the PC at the probed address. The load is the instruction
+// right after `push %r11` and has not written r11 yet, so r11 is what the
+// slot at rsp holds (nothing in between writes either: an interrupt there
+// saves its frame below rsp and gives r11 back): no read of the stack,
+// which as a host access costs more than the rest of this.
+void X86Arch::detour_enter(Cpu& cpu, const Bus&, uint64_t addr, const OptRegion&, DetourRegs& d) const {
   d.sp = cpu.gpr(kRsp);
   d.scratch = cpu.gpr(kR11);
   d.pc = cpu.pc();
-  d.pushed = 0;
-  bus.read_bytes(d.sp, &d.pushed, 8);
+  d.pushed = d.scratch;
   cpu.set_gpr(kRsp, d.sp + 8);
-  cpu.set_gpr(kR11, d.pushed);
   cpu.set_pc(addr);
 }
 

@@ -3,6 +3,8 @@
 // debugger's machine, finds the same violation at the same cycle.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "ui/model/race_world.hpp"
 #include "ui_support.hpp"
 
@@ -10,10 +12,14 @@ using namespace ksim;
 using namespace ksim::ui;
 
 namespace {
-std::shared_ptr<const ElfImage> kernel(Isa isa) {
-  static auto rv = ksim::test::ui_image("rv64/kernel_preempt.elf");
-  static auto x86 = ksim::test::ui_image("x86/kernel_x86_preempt.elf", Isa::x86_64);
-  return isa == Isa::rv64 ? rv : x86;
+// The scenario's kernel image, as `ksim-ui --race` loads it built in.
+std::shared_ptr<const ElfImage> kernel(const race::Scenario& sc, Isa isa) {
+  const std::string image = sc.image;
+  static std::map<std::string, std::shared_ptr<const ElfImage>> cache;
+  const std::string rel = isa == Isa::rv64 ? "rv64/kernel_" + image + ".elf" : "x86/kernel_x86_" + image + ".elf";
+  auto& k = cache[rel];
+  if (!k) k = ksim::test::ui_image(rel, isa);
+  return k;
 }
 }  // namespace
 
@@ -38,11 +44,11 @@ TEST_CASE("A race scenario opened in the debugger reproduces the violation ksim 
     // The first seed that shows the violation (broken), or seed 1 (correct).
     race::Outcome expect;
     for (o.seed = 1; o.seed <= 200; ++o.seed) {
-      expect = race::run(*sc, *kernel(c.isa), o);
+      expect = race::run(*sc, *kernel(*sc, c.isa), o);
       if (expect.violated || !c.broken) break;
     }
     CHECK(expect.violated == c.broken);
-    RaceWorld w = race_world(*sc, o, kernel(c.isa));
+    RaceWorld w = race_world(*sc, o, kernel(*sc, c.isa));
     Debugger d(w.spec, w.initial);
     race::Outcome got;
     std::unique_ptr<EventObserver> chk = sc->checker(d.world().machine(), o, got);

@@ -9,6 +9,7 @@ RaceWorld race_world(const race::Scenario& sc, const race::Options& o, std::shar
   {
     Machine m(w.spec.config);  // the setup reads the kernel's symbols
     m.load(*w.spec.image);
+    race::check_kernel(sc, m);
     w.setup = sc.setup(m, o);
   }
   w.spec.mode = w.setup.mode;
