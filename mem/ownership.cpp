@@ -15,19 +15,6 @@ uint16_t* zeroed(uint64_t n) {
 }
 // The last generation leaves room below kReadAlways.
 constexpr uint16_t kLastGen = 0xfffe;
-// A shared block stops being a sync point for good when its use changes
-// (block_access): after this many slow-path accesses in a row by one CPU
-// in exact order it is that CPU's again (memory one CPU initialised and
-// handed to another: the kernel's .bss, zeroed by CPU 0), and after this
-// many loads with no store in between it is read-shared again (data
-// written at boot and read ever after). Each time a block changes hands
-// a CPU ahead that touched it may have to be put back, so a block that
-// keeps changing hands (a lock, a counter) stays shared after kMaxFlips.
-// These choose only how often CPUs stop and are put back; no result
-// depends on them (the reference-schedule tests).
-constexpr uint8_t kTakeBackStreak = 16;
-constexpr uint8_t kQuietLoads = 16;
-constexpr uint8_t kMaxFlips = 16;
 }  // namespace
 
 PageOwners::PageOwners(Bus& bus, int cpus)

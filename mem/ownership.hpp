@@ -57,6 +57,18 @@ class PageOwners {
   static constexpr uint64_t kBlockSize = uint64_t{1} << kBlockShift;
   static constexpr unsigned kBlocksPerPage = 1u << (kPageShift - kBlockShift);
   static constexpr uint16_t kReadAlways = 0xffff;
+  // A shared block stops being a sync point when its use changes
+  // (take_back): after this many slow-path accesses in a row by one CPU in
+  // exact order it is that CPU's again (memory one CPU initialised and
+  // another uses: the kernel's .bss, zeroed by CPU 0), and after this many
+  // loads with no store in between it is read-shared again (data written
+  // at boot and read ever after). A block that changes hands may cost a
+  // put-back, so one that keeps changing hands (a lock, a counter) stays
+  // shared after kMaxFlips. They choose only how often CPUs stop and are
+  // put back; no result depends on them (the reference-schedule tests).
+  static constexpr uint8_t kTakeBackStreak = 16;
+  static constexpr uint8_t kQuietLoads = 16;
+  static constexpr uint8_t kMaxFlips = 16;
 
   PageOwners(Bus& bus, int cpus);
 

@@ -100,6 +100,66 @@ TEST_CASE("a block read by a second CPU turns read-shared: loads ahead allowed, 
   CHECK_FALSE(r.access(0, a, false, kAhead));
 }
 
+TEST_CASE("a shared block goes back to the one CPU that keeps using it, or to read-shared when only read",
+          "[run_ahead]") {
+  Rig r;
+  const uint64_t a = kBase + 0x3000, b = kBase + 0x4000;
+  for (uint64_t x : {a, b}) {
+    REQUIRE(r.access(0, x, true, kExact));
+    REQUIRE(r.access(1, x, true, kExact));  // a second writer: shared
+    REQUIRE(r.owners.owner(x) == PageOwners::kShared);
+  }
+  // CPU 1 alone, on the slow path each time (a new generation each time,
+  // as a run-ahead begins): the block is its own after kTakeBackStreak.
+  for (int i = 1; i < PageOwners::kTakeBackStreak; ++i) {
+    r.owners.begin_ahead(1);
+    r.owners.commit(1);
+    REQUIRE(r.access(1, a, true, kExact));
+    REQUIRE(r.owners.owner(a) == PageOwners::kShared);
+  }
+  r.owners.begin_ahead(1);
+  r.owners.commit(1);
+  REQUIRE(r.access(1, a, true, kExact));
+  CHECK(r.owners.owner(a) == 1);
+  CHECK_FALSE(r.may_write(0, a));  // CPU 0's grants went
+  r.owners.begin_ahead(1);
+  CHECK(r.access(1, a, true, kAhead));  // no longer a sync point ahead
+  // Loads by two CPUs with no store: read-shared after kQuietLoads.
+  for (int i = 0; i < PageOwners::kQuietLoads; ++i) {
+    const int cpu = i % 2 ? 2 : 0;
+    r.owners.begin_ahead(cpu);
+    r.owners.commit(cpu);
+    REQUIRE(r.owners.owner(b) == PageOwners::kShared);
+    REQUIRE(r.access(cpu, b, false, kExact));
+  }
+  CHECK(r.owners.owner(b) == PageOwners::kReadShared);
+  CHECK_FALSE(r.may_write(1, b));  // the writers' grants went
+  r.owners.begin_ahead(2);
+  CHECK(r.access(2, b, false, kAhead));
+  CHECK_FALSE(r.access(2, b, true, kAhead));
+  CHECK(r.puts.calls.empty());  // nobody ahead had touched them
+}
+
+TEST_CASE("a block that keeps changing hands stays shared", "[run_ahead]") {
+  Rig r;
+  const uint64_t a = kBase + 0x5000;
+  REQUIRE(r.access(0, a, true, kExact));
+  int flips = 0;
+  // CPUs 1 and 2 take turns: each takes it back, the other takes it away.
+  for (int round = 0; round < 40; ++round) {
+    const int cpu = 1 + round % 2;
+    for (int i = 0; i < PageOwners::kTakeBackStreak; ++i) {
+      r.owners.begin_ahead(cpu);
+      r.owners.commit(cpu);
+      REQUIRE(r.access(cpu, a, true, kExact));
+    }
+    if (r.owners.owner(a) == cpu) ++flips;
+  }
+  CHECK(flips > 0);
+  CHECK(flips <= PageOwners::kMaxFlips);
+  CHECK(r.owners.owner(a) == PageOwners::kShared);
+}
+
 TEST_CASE("a CPU ahead copies a block before its first store there and undo restores it", "[run_ahead]") {
   Rig r;
   const uint64_t a = kBase + 0x3000;
