@@ -145,7 +145,7 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
   return true;
 }
 
-// A shared block in exact order (kTakeBackStreak above). No CPU ahead can
+// A shared block in exact order (the thresholds: ownership.hpp). No CPU ahead can
 // have touched it (every access to it is a sync point there), so it
 // changes state without putting anybody back; the other CPUs' exact-order
 // grants go, so their next access takes the slow path.
