@@ -37,15 +37,15 @@ struct Golden {
 // clang-format off
 const Golden kTable[] = {
   {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2401047, 3234399, 0xadf72a816c61a5e6ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9302353, 3278311, 0x6a18c008d3eae2d8ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9313975, 3370094, 0xfb7f87cb46e37039ull},
-  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9158830, 974052, 0xaee000d5c6ae1ff2ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9338317, 3373060, 0x30f761039fe28f43ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2196613, 2862682, 0xed07b610060108d5ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8390777, 2908997, 0x73f7fed1af89e62eull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8402551, 2969046, 0x22b9b28cfda705a4ull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8291947, 895782, 0xaafeb4691c11b211ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2347795, 3168687, 0xe12cf70af4470858ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9257653, 3260437, 0xd48c79864aa5c67bull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9268061, 3291927, 0xf81a08f4236dc66aull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9123130, 897570, 0x44c8c7e6c6238a0aull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9292751, 3303141, 0xaa1e835eff6209a2ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2124848, 2760726, 0x156251c51847538aull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8320315, 2830298, 0xd2c1525222e33ec8ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8333920, 2877472, 0x30d2c2e91f7c7995ull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8229060, 802624, 0x2d88587105316fd4ull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

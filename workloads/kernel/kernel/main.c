@@ -14,6 +14,7 @@
  * CPU 0 (acquire) then checks all results and powers off. */
 #include "arch/arch.h"
 #include "kernel/atomic.h"
+#include "kernel/cache.h"
 #include "kernel/kprobes.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
@@ -24,7 +25,7 @@
 #define BOOT_RELEASED 0x5ca1ab1eU
 
 struct percpu percpu_areas[CONFIG_MAX_CPUS];
-unsigned nr_cpus;
+unsigned nr_cpus __read_mostly;
 
 /* Read by secondaries before CPU 0 has cleared .bss: must be in .data. */
 static unsigned boot_state = BOOT_WAITING;

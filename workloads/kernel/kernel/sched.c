@@ -90,6 +90,7 @@ void sched_init_cpu(void) {
   set_canary(idle->stack_lo);
   pc->idle = idle;
   pc->curr = idle;
+  pc->rq.curr = idle;
 }
 
 /* The rest of the switch, in the thread switched to. */
@@ -160,6 +161,7 @@ static void __schedule(bool preempt) {
   if (next != prev) {
     check_canary(prev);
     pc->curr = next;
+    pc->rq.curr = next;
     pc->switches++;
     next->switched_in++;
     if (preempt) {
@@ -244,7 +246,7 @@ bool wake_up_thread(struct thread *t) {
   arch_irqflags_t flags = spin_lock_irqsave(&tc->rq.lock);
   if (t->state == THREAD_BLOCKED) {
     woke = true;
-    if (tc->curr == t) {
+    if (tc->rq.curr == t) {
       /* It has not switched out yet: it will see RUNNING in __schedule()
        * and stay runnable. */
       t->state = THREAD_RUNNING;

@@ -9,6 +9,7 @@
 
 #include "arch/arch.h"
 #include "kernel/atomic.h"
+#include "kernel/cache.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -68,7 +69,7 @@ __noinline_probe long do_fork(unsigned long clone_flags, unsigned long stack_sta
 #define FILE_SIZE 1024
 
 static unsigned char motd_data[FILE_SIZE];
-static struct file motd = {"/etc/motd", motd_data, FILE_SIZE};
+static struct file motd __read_mostly = {"/etc/motd", motd_data, FILE_SIZE};
 
 static unsigned char file_byte(unsigned long i) { return (unsigned char)(i * 131 + (i >> 7) + 17); }
 
@@ -166,12 +167,12 @@ struct worker {
   unsigned long forks, reads, read_bytes, eofs, opens, enoent, fibs, fib_calls, sleeps, yields;
   unsigned long pings_sent, pings_received;
   long counter_sum;
-};
+} ____cacheline_aligned_in_smp; /* written by its thread only: one block each */
 
 static struct worker workers[CONFIG_MAX_CPUS][CONFIG_THREADS_PER_CPU];
 static struct completion ping[CONFIG_MAX_CPUS]; /* waited for by worker 0 of that CPU */
 static struct completion pong[CONFIG_MAX_CPUS]; /* waited for by worker 1 of that CPU */
-static unsigned work_iters;
+static unsigned work_iters __read_mostly;
 
 static unsigned long fork_flags_for(unsigned i) {
   unsigned long f = SIGCHLD | CLONE_PARENT_SETTID;

@@ -2,6 +2,7 @@
  * and IPIs, console, power. The board is ksim's (QEMU virt compatible):
  * addresses from ksim_platform.h. */
 #include "arch/arch.h"
+#include "kernel/cache.h"
 #include "kernel/kprobes.h"
 #include "kernel/printk.h"
 #include "ksim_platform.h"
@@ -27,8 +28,12 @@ void rv64_thread_trampoline(void);       /* entry.S */
 void rv64_timer_rearm(void);
 void rv64_ipi_ack(void);
 
-static unsigned long tick_period;                    /* mtime units */
-static unsigned long next_tick[CONFIG_MAX_CPUS];     /* deadline, per hart */
+static unsigned long tick_period __read_mostly;      /* mtime units */
+/* Each hart's next deadline, in a block of its own (kernel/cache.h). */
+struct tick_deadline {
+  unsigned long at;
+} ____cacheline_aligned_in_smp;
+static struct tick_deadline next_tick[CONFIG_MAX_CPUS];
 
 static inline unsigned long hartid(void) { return csr_read(mhartid); }
 
@@ -65,8 +70,8 @@ void arch_cpu_idle(void) {
 void arch_timer_start(unsigned hz) {
   unsigned long h = hartid();
   tick_period = RV64_TIMEBASE_HZ / hz;
-  next_tick[h] = MMIO64(CLINT_MTIME) + tick_period;
-  MMIO64(CLINT_MTIMECMP(h)) = next_tick[h];
+  next_tick[h].at = MMIO64(CLINT_MTIME) + tick_period;
+  MMIO64(CLINT_MTIMECMP(h)) = next_tick[h].at;
   csr_set(mie, MIP_MTIP);
 }
 
@@ -75,9 +80,9 @@ void arch_timer_start(unsigned hz) {
 void rv64_timer_rearm(void) {
   unsigned long h = hartid();
   unsigned long now = MMIO64(CLINT_MTIME);
-  unsigned long next = next_tick[h] + tick_period;
+  unsigned long next = next_tick[h].at + tick_period;
   if (next <= now) next += ((now - next) / tick_period + 1) * tick_period;
-  next_tick[h] = next;
+  next_tick[h].at = next;
   MMIO64(CLINT_MTIMECMP(h)) = next;
 }
 NOKPROBE_SYMBOL(rv64_timer_rearm);

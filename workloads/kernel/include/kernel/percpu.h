@@ -6,6 +6,7 @@
 
 #include "arch/arch.h"
 #include "kernel/atomic.h"
+#include "kernel/cache.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
 #include "kernel/types.h"
@@ -20,8 +21,14 @@ struct run_queue {
   struct thread *head, *tail; /* runnable threads, FIFO */
   struct thread *sleepers;  /* threads in sleep_ticks(), unordered */
   unsigned nr_running;      /* threads on head..tail */
+  struct thread *curr;      /* = percpu.curr, for remote wakers: kept here so
+                             * that they read the run queue's block only */
 };
 
+/* Laid out like Linux's per-CPU data (kernel/cache.h): what only this CPU
+ * touches comes first; what other CPUs write (the run queue, under its lock,
+ * and the IPI request bits) starts a block of its own; so does the idle
+ * thread, which the host's RCU-tasks scan reads. */
 struct percpu {
   unsigned cpu;
   int preempt_count;      /* spinlocks held (and explicit preempt_disable) */
@@ -29,9 +36,7 @@ struct percpu {
   int need_resched;       /* this CPU only, with interrupts disabled */
   struct thread *curr;    /* running thread; changed under rq.lock */
   struct thread *idle;    /* this CPU's idle context (its boot stack) */
-  struct run_queue rq;
   unsigned long ticks;    /* timer ticks taken by this CPU */
-  atomic_t ipi_pending;   /* IPI_* bits, set by senders, taken by the handler */
 
   /* Statistics: written by this CPU with interrupts disabled. */
   unsigned long switches;     /* context switches (any thread, idle included) */
@@ -47,8 +52,13 @@ struct percpu {
   unsigned long report_switches, report_preemptions, report_ipis_sent, report_ipis_received;
 
   int panic_depth;
-  struct thread idle_thread;
-} __aligned(64);
+
+  /* Written by other CPUs. */
+  struct run_queue rq ____cacheline_aligned_in_smp;
+  atomic_t ipi_pending;   /* IPI_* bits, set by senders, taken by the handler */
+
+  struct thread idle_thread ____cacheline_aligned_in_smp;
+} ____cacheline_aligned_in_smp;
 
 extern struct percpu percpu_areas[CONFIG_MAX_CPUS];
 extern unsigned nr_cpus;

@@ -4,6 +4,7 @@
 #define KERNEL_SCHED_H
 
 #include "arch/arch.h"
+#include "kernel/cache.h"
 #include "kernel/spinlock.h"
 #include "kernel/types.h"
 
@@ -37,7 +38,7 @@ struct thread {
    * (Linux's rcu_tasks_qs() in rcu_note_context_switch). Written only by
    * the thread's own CPU. */
   unsigned long rcu_tasks_qs;
-};
+} ____cacheline_aligned_in_smp; /* a thread's fields are written by its CPU and by wakers */
 
 struct completion {
   spinlock_t lock;
