@@ -27,6 +27,7 @@ PageOwners::PageOwners(Bus& bus, int cpus)
   for (PerCpu& c : cpus_) {
     c.read.reset(zeroed(blocks_));
     c.write.reset(zeroed(blocks_));
+    c.xwrite.reset(zeroed(blocks_));
   }
 }
 
@@ -41,6 +42,7 @@ void PageOwners::enable(Resolver* r) {
     for (PerCpu& c : cpus_) {
       std::memset(c.read.get(), 0, blocks_ * sizeof(uint16_t));
       std::memset(c.write.get(), 0, blocks_ * sizeof(uint16_t));
+      std::memset(c.xwrite.get(), 0, blocks_ * sizeof(uint16_t));
     }
     dirty_ = false;
   }
@@ -98,14 +100,14 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
   // may touch it while running ahead later.
   if (o == me) {
     c.read[b] = kReadAlways;
-    if (write) grant_write(c, b, false);
+    if (write) c.xwrite[b] = kWriteAlways;
     return true;
   }
   if (o == kShared && flips_[b] < kMaxFlips && take_back(c, me, b, write)) return true;
   if (o == kShared) {
     // Good until this CPU next runs ahead (a new generation).
     if (c.read[b] < c.gen) c.read[b] = c.gen;
-    if (write) grant_write(c, b, false);
+    if (write) c.xwrite[b] = c.gen;
     return true;
   }
   if (o == kReadShared) {
@@ -117,10 +119,10 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
     // ahead of this moment read what it held before, so is put back, and
     // every CPU's grants go (a later read ahead is a sync point).
     resolve_touching(cpu, cycle, b, b, false);
-    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = 0;
+    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = k.xwrite[b] = 0;
     o = kShared;
     c.read[b] = c.gen;
-    grant_write(c, b, false);
+    c.xwrite[b] = c.gen;
     return true;
   }
   // Another CPU owns it. If it runs ahead and may have touched the block
@@ -129,7 +131,7 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
   const int k = o;
   PerCpu& kc = cpus_[static_cast<size_t>(k)];
   if (kc.ahead && (write ? kc.touched(b) : kc.wrote(b))) resolver_->resolve(k, cycle, cpu);
-  kc.write[b] = 0;
+  kc.write[b] = kc.xwrite[b] = 0;
   if (flips_[b] < kMaxFlips) ++flips_[b];
   last_[b] = me;
   streak_[b] = 0;
@@ -137,7 +139,7 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
     o = kShared;
     kc.read[b] = 0;
     c.read[b] = c.gen;
-    grant_write(c, b, false);
+    c.xwrite[b] = c.gen;
   } else {
     o = kReadShared;
     c.read[b] = kReadAlways;
@@ -156,7 +158,7 @@ bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
   }
   quiet_[b] = write ? 0 : static_cast<uint8_t>(quiet_[b] + 1);
   if (quiet_[b] >= kQuietLoads) {
-    for (PerCpu& k : cpus_) k.write[b] = 0;
+    for (PerCpu& k : cpus_) k.write[b] = k.xwrite[b] = 0;
     owner_[b] = kReadShared;
     quiet_[b] = 0;
     ++flips_[b];
@@ -164,12 +166,12 @@ bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
     return true;
   }
   if (++streak_[b] >= kTakeBackStreak) {
-    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = 0;
+    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = k.xwrite[b] = 0;
     owner_[b] = me;
     streak_[b] = 0;
     quiet_[b] = 0;
     c.read[b] = kReadAlways;
-    if (write) grant_write(c, b, false);
+    if (write) c.xwrite[b] = kWriteAlways;
     return true;
   }
   return false;
@@ -234,8 +236,10 @@ void PageOwners::begin_ahead(int cpu) {
   if (++c.gen > kLastGen) {  // generations ran out: start again
     c.gen = 1;
     std::memset(c.write.get(), 0, blocks_ * sizeof(uint16_t));
-    for (uint64_t b = 0; b < blocks_; ++b)
+    for (uint64_t b = 0; b < blocks_; ++b) {
       if (c.read[b] != kReadAlways) c.read[b] = 0;
+      if (c.xwrite[b] != kWriteAlways) c.xwrite[b] = 0;
+    }
   }
   c.ahead = true;
   c.undo_blocks.clear();

@@ -20,10 +20,15 @@
 //    owns or that is read-shared (good until the block changes state); a
 //    grant of exactly `gen` is one made in exact order on a shared block,
 //    good until the CPU next runs ahead.
-//  - write[block] == gen allows a store. The generation moves on each
-//    time the CPU starts running ahead, so the first store to each block
-//    ahead takes the slow path (access()), which copies the block so the
-//    run can be undone.
+//  - write[block] >= gen allows a store. Two tables: one for running ahead
+//    (and replaying), whose grants are exactly `gen`: the generation moves
+//    on each time the CPU starts running ahead, so the first store to each
+//    block ahead takes the slow path (access()), which copies the block so
+//    the run can be undone; and one for exact order, where a block the CPU
+//    owns is granted for good (kWriteAlways, until the block changes
+//    state) and a shared one until the CPU next runs ahead (`gen`). Without
+//    the second, every run-ahead would cost the CPU a slow path per block
+//    it stores into in exact order afterwards.
 // Generation 0 means "off": every access is granted (tables of zeros).
 #pragma once
 #include <cstdint>
@@ -57,6 +62,7 @@ class PageOwners {
   static constexpr uint64_t kBlockSize = uint64_t{1} << kBlockShift;
   static constexpr unsigned kBlocksPerPage = 1u << (kPageShift - kBlockShift);
   static constexpr uint16_t kReadAlways = 0xffff;
+  static constexpr uint16_t kWriteAlways = 0xffff;  // exact order only
   // A shared block stops being a sync point when its use changes
   // (take_back): after this many slow-path accesses in a row by one CPU in
   // exact order it is that CPU's again (memory one CPU initialised and
@@ -81,9 +87,10 @@ class PageOwners {
     const uint16_t* write;
     uint16_t gen;
   };
-  Grants grants(int cpu) const {
+  // The tables a CPU's accesses in `mode` are checked against.
+  Grants grants(int cpu, AccessMode mode) const {
     const PerCpu& c = cpus_[static_cast<size_t>(cpu)];
-    return {c.read.get(), c.write.get(), c.gen};
+    return {c.read.get(), mode == AccessMode::exact ? c.xwrite.get() : c.write.get(), c.gen};
   }
 
   // The slow path of a RAM access of `cpu` at `cycle` to [addr, addr+size)
@@ -123,6 +130,7 @@ class PageOwners {
   };
   struct PerCpu {
     std::unique_ptr<uint16_t[], Free> read, write;  // per block
+    std::unique_ptr<uint16_t[], Free> xwrite;       // store grants in exact order
     uint16_t gen = 0;
     bool ahead = false;
     std::vector<uint32_t> undo_blocks;
@@ -162,7 +170,7 @@ struct CpuGrants {
   AccessMode mode = AccessMode::exact;
 
   void load(const PageOwners& o, int cpu) {
-    const PageOwners::Grants g = o.grants(cpu);
+    const PageOwners::Grants g = o.grants(cpu, mode);
     read = g.read;
     write = g.write;
     gen = g.gen;
@@ -174,7 +182,8 @@ struct CpuGrants {
     return gen == 0 || (read[off >> PageOwners::kBlockShift] >= gen && within_block(off, size));
   }
   bool may_write(uint64_t off, unsigned size) const {
-    return gen == 0 || (write[off >> PageOwners::kBlockShift] == gen && within_block(off, size));
+    // (The run-ahead table holds nothing above `gen`: `>=` is `==` there.)
+    return gen == 0 || (write[off >> PageOwners::kBlockShift] >= gen && within_block(off, size));
   }
   static bool within_block(uint64_t off, unsigned size) {
     return (off & (PageOwners::kBlockSize - 1)) <= PageOwners::kBlockSize - size;

@@ -47,13 +47,13 @@ struct Rig {
     return owners.access(cpu, 100, addr, size, write, mode);
   }
   // What the cores' fast paths check.
-  bool may_read(int cpu, uint64_t addr) const {
-    const PageOwners::Grants g = owners.grants(cpu);
+  bool may_read(int cpu, uint64_t addr, AccessMode mode = AccessMode::exact) const {
+    const PageOwners::Grants g = owners.grants(cpu, mode);
     return g.read[(addr - kBase) >> PageOwners::kBlockShift] >= g.gen;
   }
-  bool may_write(int cpu, uint64_t addr) const {
-    const PageOwners::Grants g = owners.grants(cpu);
-    return g.write[(addr - kBase) >> PageOwners::kBlockShift] == g.gen;
+  bool may_write(int cpu, uint64_t addr, AccessMode mode = AccessMode::exact) const {
+    const PageOwners::Grants g = owners.grants(cpu, mode);
+    return g.write[(addr - kBase) >> PageOwners::kBlockShift] >= g.gen;
   }
 };
 
@@ -160,6 +160,30 @@ TEST_CASE("a block that keeps changing hands stays shared", "[run_ahead]") {
   CHECK(r.owners.owner(a) == PageOwners::kShared);
 }
 
+TEST_CASE("in exact order a CPU keeps its store grant on a block it owns across run-aheads, not on a shared one",
+          "[run_ahead]") {
+  Rig r;
+  const uint64_t own = kBase + 0x6000, shared = kBase + 0x7000;
+  REQUIRE(r.access(0, own, true, kExact));
+  REQUIRE(r.access(0, shared, true, kExact));
+  REQUIRE(r.access(1, shared, true, kExact));  // a second writer: shared
+  REQUIRE(r.access(0, shared, true, kExact));
+  REQUIRE(r.owners.owner(shared) == PageOwners::kShared);
+  CHECK(r.may_write(0, own));
+  CHECK(r.may_write(0, shared));
+  r.owners.begin_ahead(0);
+  CHECK_FALSE(r.may_write(0, own, kAhead));  // ahead, the first store there copies the block
+  CHECK_FALSE(r.may_write(0, shared, kAhead));
+  r.owners.commit(0);
+  CHECK(r.may_write(0, own));            // back in exact order: still its own
+  CHECK_FALSE(r.may_write(0, shared));   // went with the generation
+  // A load by another CPU makes it read-shared: the store grant goes.
+  REQUIRE(r.access(1, own, false, kExact));
+  CHECK_FALSE(r.may_write(0, own));
+  CHECK(r.may_read(0, own));
+  CHECK(r.puts.calls.empty());
+}
+
 TEST_CASE("a CPU ahead copies a block before its first store there and undo restores it", "[run_ahead]") {
   Rig r;
   const uint64_t a = kBase + 0x3000;
@@ -167,8 +191,8 @@ TEST_CASE("a CPU ahead copies a block before its first store there and undo rest
   uint64_t v = 0x1111;
   r.bus.write_bytes(a, &v, 8);
   r.owners.begin_ahead(0);
-  CHECK_FALSE(r.may_write(0, a));  // a new generation: grants to store go
-  CHECK(r.may_read(0, a));         // grants to load stay while it owns the block
+  CHECK_FALSE(r.may_write(0, a, kAhead));  // a new generation: grants to store ahead go
+  CHECK(r.may_read(0, a, kAhead));         // grants to load stay while it owns the block
   REQUIRE(r.access(0, a, true, kAhead));
   CHECK(r.owners.undo_blocks(0) == 1);
   REQUIRE(r.access(0, a + 8, true, kAhead));  // same block: no second copy
@@ -224,7 +248,7 @@ TEST_CASE("switched off, every access is granted", "[run_ahead]") {
   Bus bus{kBase, 1 << 20};
   PageOwners owners{bus, 2};
   for (int cpu = 0; cpu < 2; ++cpu) {
-    const PageOwners::Grants g = owners.grants(cpu);
+    const PageOwners::Grants g = owners.grants(cpu, AccessMode::exact);
     for (uint64_t blk : {0ull, 17ull, (1ull << 20 >> PageOwners::kBlockShift) - 1}) {
       CHECK(g.read[blk] >= g.gen);
       CHECK(g.write[blk] == g.gen);
@@ -237,7 +261,7 @@ TEST_CASE("switched off, every access is granted", "[run_ahead]") {
   REQUIRE(owners.access(0, 1, kBase, 8, true, kExact));
   REQUIRE(owners.access(1, 1, kBase + 4096, 8, false, kExact));
   owners.enable(nullptr);
-  const PageOwners::Grants g = owners.grants(1);
+  const PageOwners::Grants g = owners.grants(1, AccessMode::exact);
   CHECK(g.read[0] >= g.gen);
   CHECK(g.write[0] == g.gen);
 }

@@ -107,7 +107,14 @@ void Hart::loop_fast() {
     s.instret += retired;
     retired = 0;
     s.pc = pc_of_any(ip);
-    ip->exec(*this, *ip);
+    // A decode stub here is an entry decoded only as part of a fused group
+    // (Hart::fuse) that now starts a dispatch itself. Under exact SMP its
+    // fast handler sends it here (fast_decode): decode it properly now, so
+    // that it stops coming back.
+    if (ip->fast == &fast_decode) [[unlikely]]
+      exec_decode(*this, *ip);
+    else
+      ip->exec(*this, *ip);
     cycle = s.cycle;
     ip = &fetch(s.pc);
   }
