@@ -305,8 +305,10 @@ void Patcher::write_text(Cpu& cpu) {
     } else if (j.phase == 1) {
       if (j.bytes.size() > 1) write_bytes(cpu, j.addr + 1, j.bytes.data() + 1, j.bytes.size() - 1);
     } else {
+      // The handler stays until the sync after this write (finish_job), as
+      // Linux's stays until text_poke_sync() has returned: a CPU that has
+      // not synced yet may still execute the int3 it saw.
       write_bytes(cpu, j.addr, j.bytes.data(), 1);
-      poke_addr_ = 0;  // no int3 left: the handler's work is over
     }
     return;
   }
@@ -327,6 +329,7 @@ void Patcher::write_text(Cpu& cpu) {
 void Patcher::finish_job(Cpu& cpu) {
   Job j = jobs_.front();
   if (j.kind != JobKind::point) {
+    if (j.kind == JobKind::bp) poke_addr_ = 0;  // every CPU synced: no int3 left anywhere
     ++totals_.jobs;
     totals_.last_job_cycles = cpu.cycle() - job_start_;
     emit(cpu, "patch-done", 2, totals_.last_job_cycles);
