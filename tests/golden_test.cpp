@@ -37,15 +37,15 @@ struct Golden {
 // clang-format off
 const Golden kTable[] = {
   {"workloads/rv64/hello.elf", Isa::rv64, 1, 0, 1, 194605, 248052, 0x7114b25bd09fac5dull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2347795, 3168687, 0xe12cf70af4470858ull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9257653, 3260437, 0xd48c79864aa5c67bull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9268061, 3291927, 0xf81a08f4236dc66aull},
-  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9123130, 897570, 0x44c8c7e6c6238a0aull},
-  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9292751, 3303141, 0xaa1e835eff6209a2ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2124848, 2760726, 0x156251c51847538aull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8320315, 2830298, 0xd2c1525222e33ec8ull},
-  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8333920, 2877472, 0x30d2c2e91f7c7995ull},
-  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8229060, 802624, 0x2d88587105316fd4ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2349944, 3171761, 0xdd42730f3f8afd4eull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9276388, 3245455, 0x2639d98d57eed2b6ull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 42, 1, 9279864, 3297561, 0xb1d5b099f6741bc2ull},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9148196, 903678, 0x3aa8c32cbe4ab2afull},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 3, 1000, 9307063, 3337220, 0xd80da0a3f76dd447ull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2127855, 2764034, 0x1354b5f88d1d0a9bull},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8344760, 2823678, 0x356c7b8e6941e89full},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8349527, 2896773, 0x85b1c353ff87539eull},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8239851, 806632, 0xed7a194e0e8ad8dbull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
 };
 // clang-format on

@@ -88,15 +88,15 @@ TEST_CASE("A position reached through many pauses equals the one reached directl
 }
 
 TEST_CASE("Run to the end gives ksim run's cycles and trace hash", "[ui][travel]") {
-  // README: `ksim run -q` prints cycles 3168687 and trace-hash e12cf70af4470858.
+  // README: `ksim run -q` prints cycles 3171761 and trace-hash dd42730f3f8afd4e.
   Debugger d(ui_kernel(1), {});
   d.go_to_cycle(1'000'000);
   d.step(10);
   d.run_to_end();
   REQUIRE(d.position().ended);
   CHECK(d.world().result().end == RunResult::End::poweroff);
-  CHECK(d.world().result().cycles == 3168687);
-  CHECK(d.world().hasher().hex() == "e12cf70af4470858");
+  CHECK(d.world().result().cycles == 3171761);
+  CHECK(d.world().hasher().hex() == "dd42730f3f8afd4e");
 }
 
 TEST_CASE("From the end of the run: back some steps, then to the end again, same hashes", "[ui][travel]") {

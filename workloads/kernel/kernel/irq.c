@@ -47,7 +47,7 @@ void ipi_interrupt(void) {
   struct percpu *pc = this_cpu();
   pc->ipis_received++;
   int req = atomic_xchg(&pc->ipi_pending, 0);
-  if (req & IPI_RESCHEDULE) pc->need_resched = 1;
+  if (req & IPI_WAKE_THREADS) sched_wake_queued((unsigned)req);
   /* Set by ksim's kprobes engine (never by the kernel) when it needs this
    * CPU for a text patching step: the engine takes over at the call. */
   if (req & IPI_KPROBES) ksim_kprobes_ipi();

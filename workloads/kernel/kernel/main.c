@@ -56,6 +56,10 @@ void kernel_main(unsigned cpu) {
   } else {
     while (smp_load_acquire(&boot_state) != BOOT_RELEASED) arch_cpu_wait_early();
     if (cpu >= nr_cpus) arch_halt(); /* not counted: should not happen */
+    /* The release IPI's request: its interrupt came before this CPU was set
+     * up, so no handler took it. Left pending, it would keep smp_send_ipi()
+     * from ringing this CPU's doorbell again. */
+    atomic_xchg(&per_cpu(cpu)->ipi_pending, 0);
     cpu_setup(cpu);
   }
   printk("online");

@@ -90,7 +90,6 @@ void sched_init_cpu(void) {
   set_canary(idle->stack_lo);
   pc->idle = idle;
   pc->curr = idle;
-  pc->rq.curr = idle;
 }
 
 /* The rest of the switch, in the thread switched to. */
@@ -161,7 +160,6 @@ static void __schedule(bool preempt) {
   if (next != prev) {
     check_canary(prev);
     pc->curr = next;
-    pc->rq.curr = next;
     pc->switches++;
     next->switched_in++;
     if (preempt) {
@@ -233,42 +231,66 @@ void sleep_ticks(unsigned long n) {
 }
 
 void smp_send_ipi(unsigned cpu, int req) {
-  atomic_fetch_or(&per_cpu(cpu)->ipi_pending, req); /* fully ordered before the doorbell */
+  /* The doorbell rings only when no request was pending (fully ordered
+   * before it): otherwise one is on its way, and its handler takes every
+   * bit, ours too. Linux rings only when its call-single queue was empty
+   * (llist_add's result). */
+  if (atomic_fetch_or(&per_cpu(cpu)->ipi_pending, req) != 0) return;
   arch_send_ipi(cpu);
   arch_irqflags_t flags = arch_local_irq_save();
   this_cpu()->ipis_sent++;
   arch_local_irq_restore(flags);
 }
 
-bool wake_up_thread(struct thread *t) {
-  struct percpu *tc = per_cpu(t->cpu);
+/* A wakeup on the thread's own CPU. */
+static bool wake_up_local(struct thread *t) {
+  struct percpu *pc = this_cpu();
   bool woke = false;
-  arch_irqflags_t flags = spin_lock_irqsave(&tc->rq.lock);
+  arch_irqflags_t flags = spin_lock_irqsave(&pc->rq.lock);
   if (t->state == THREAD_BLOCKED) {
     woke = true;
-    if (tc->rq.curr == t) {
+    if (pc->curr == t) {
       /* It has not switched out yet: it will see RUNNING in __schedule()
        * and stay runnable. */
       t->state = THREAD_RUNNING;
     } else {
       t->state = THREAD_RUNNABLE;
-      rq_enqueue(&tc->rq, t);
+      rq_enqueue(&pc->rq, t);
     }
   }
-  spin_unlock_irqrestore(&tc->rq.lock, flags);
-  if (woke) {
-    if (t->cpu != smp_processor_id()) {
-      smp_send_ipi(t->cpu, IPI_RESCHEDULE);
-    } else {
-      flags = arch_local_irq_save();
-      this_cpu()->need_resched = 1;
-      arch_local_irq_restore(flags);
-      preempt_disable();
-      preempt_enable(); /* a preemption point (CONFIG_PREEMPT) */
-    }
-  }
+  if (woke) pc->need_resched = 1;
+  spin_unlock_irqrestore(&pc->rq.lock, flags);
   return woke;
 }
+NOKPROBE_SYMBOL(wake_up_local);
+
+/* A wakeup from another CPU is queued on the thread's CPU, which does it
+ * from the IPI (Linux's ttwu_queue_wakelist): a run queue and its threads
+ * are written by their own CPU only, so the run queue's lock never moves
+ * between CPUs. */
+void wake_up_thread(struct thread *t) {
+  /* The thread's CPU and number from its place in threads[][], not from its
+   * fields: a waker on another CPU reads nothing of it either. */
+  const unsigned long n = (unsigned long)(t - &threads[0][0]);
+  if (n >= CONFIG_MAX_CPUS * CONFIG_THREADS_PER_CPU) panic("wake_up_thread: %lx is not a worker thread", (unsigned long)t);
+  const unsigned cpu = n / CONFIG_THREADS_PER_CPU, idx = n % CONFIG_THREADS_PER_CPU;
+  if (cpu != smp_processor_id()) {
+    smp_send_ipi(cpu, IPI_WAKE_THREAD(idx));
+    return;
+  }
+  if (wake_up_local(t)) {
+    preempt_disable();
+    preempt_enable(); /* a preemption point (CONFIG_PREEMPT) */
+  }
+}
+
+/* The wakeups other CPUs queued for this one (from ipi_interrupt). */
+void sched_wake_queued(unsigned mask) {
+  struct percpu *pc = this_cpu();
+  for (unsigned idx = 0; idx < CONFIG_THREADS_PER_CPU; idx++)
+    if (mask & IPI_WAKE_THREAD(idx)) wake_up_local(&threads[pc->cpu][idx]);
+}
+NOKPROBE_SYMBOL(sched_wake_queued);
 
 void completion_init(struct completion *c) {
   spin_lock_init(&c->lock);

@@ -42,9 +42,9 @@ extern const struct ksim_kernel_abi ksim_kernel_abi;
  * percpu_threads_total. A thread is on its run queue (Linux's on_rq) while
  * the int at t + thread_state is state_running or state_runnable; the
  * unsigned long at t + thread_rcu_tasks_qs counts its voluntary passes
- * through the scheduler. The counter is written only by CPU c; the state
- * also by a CPU that wakes the thread (under CPU c's run-queue lock). The
- * host reads them from CPU c's own interrupts. */
+ * through the scheduler. Both are written only by CPU c (a wakeup from
+ * another CPU is done by CPU c's IPI handler). The host reads them from
+ * CPU c's own interrupts. */
 struct ksim_rcu_tasks_abi {
   unsigned long threads;              /* address of struct thread[CONFIG_MAX_CPUS][threads_per_cpu] */
   unsigned long thread_size;          /* sizeof(struct thread) */

@@ -12,23 +12,24 @@
 #include "kernel/types.h"
 
 /* Requests carried by an IPI (bits of percpu.ipi_pending). */
-#define IPI_RESCHEDULE 0x1 /* a thread of the target CPU was woken */
 #define IPI_WAKEUP 0x2     /* just leave the idle wait and look around */
 #define IPI_KPROBES 0x4    /* work for ksim's kprobes engine: set only by the host */
+/* Wake the target CPU's thread number `idx` (a wakeup queued by another CPU:
+ * sched.c, wake_up_thread). */
+#define IPI_WAKE_THREAD(idx) (0x100u << (idx))
+#define IPI_WAKE_THREADS (IPI_WAKE_THREAD(CONFIG_THREADS_PER_CPU) - IPI_WAKE_THREAD(0))
 
 struct run_queue {
   spinlock_t lock;          /* irqsave: the tick and remote wakeups take it */
   struct thread *head, *tail; /* runnable threads, FIFO */
   struct thread *sleepers;  /* threads in sleep_ticks(), unordered */
   unsigned nr_running;      /* threads on head..tail */
-  struct thread *curr;      /* = percpu.curr, for remote wakers: kept here so
-                             * that they read the run queue's block only */
 };
 
 /* Laid out like Linux's per-CPU data (kernel/cache.h): what only this CPU
- * touches comes first; what other CPUs write (the run queue, under its lock,
- * and the IPI request bits) starts a block of its own; so does the idle
- * thread, which the host's RCU-tasks scan reads. */
+ * touches comes first; the IPI request bits, which other CPUs write, start a
+ * block of their own; so do the run queue and the idle thread (which the
+ * host's RCU-tasks scan reads). */
 struct percpu {
   unsigned cpu;
   int preempt_count;      /* spinlocks held (and explicit preempt_disable) */
@@ -54,8 +55,10 @@ struct percpu {
   int panic_depth;
 
   /* Written by other CPUs. */
+  atomic_t ipi_pending ____cacheline_aligned_in_smp; /* IPI_* bits, set by senders, taken by the handler */
+
+  /* Written by this CPU only: other CPUs queue their wakeups (IPI_WAKE_THREAD). */
   struct run_queue rq ____cacheline_aligned_in_smp;
-  atomic_t ipi_pending;   /* IPI_* bits, set by senders, taken by the handler */
 
   struct thread idle_thread ____cacheline_aligned_in_smp;
 } ____cacheline_aligned_in_smp;

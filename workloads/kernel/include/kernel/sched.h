@@ -38,7 +38,7 @@ struct thread {
    * (Linux's rcu_tasks_qs() in rcu_note_context_switch). Written only by
    * the thread's own CPU. */
   unsigned long rcu_tasks_qs;
-} ____cacheline_aligned_in_smp; /* a thread's fields are written by its CPU and by wakers */
+} ____cacheline_aligned_in_smp; /* one block each: its CPU writes it, and no other CPU touches it */
 
 struct completion {
   spinlock_t lock;
@@ -59,10 +59,13 @@ void sleep_ticks(unsigned long n);
 void preempt_schedule(void);
 void preempt_schedule_irq(void);
 
-/* Makes a BLOCKED thread runnable on its CPU; IPIs that CPU if remote.
- * Returns true if it woke the thread. */
-bool wake_up_thread(struct thread *t);
-/* Sends an IPI carrying `req` (IPI_* in percpu.h) to `cpu`. */
+/* Makes a BLOCKED thread runnable on its CPU. From another CPU the wakeup
+ * is queued there and done by its IPI handler (sched_wake_queued). */
+void wake_up_thread(struct thread *t);
+/* Does the wakeups queued for this CPU (IPI_WAKE_THREAD bits of `mask`). */
+void sched_wake_queued(unsigned mask);
+/* Sends an IPI carrying `req` (IPI_* in percpu.h) to `cpu`; rings its
+ * doorbell only if no request was pending there. */
 void smp_send_ipi(unsigned cpu, int req);
 
 void completion_init(struct completion *c);
