@@ -307,8 +307,12 @@ void Patcher::write_text(Cpu& cpu) {
     } else {
       // The handler stays until the sync after this write (finish_job), as
       // Linux's stays until text_poke_sync() has returned: a CPU that has
-      // not synced yet may still execute the int3 it saw.
+      // not synced yet may still execute the int3 it saw. Unless the new
+      // first byte is itself a breakpoint (an unoptimized probe's int3):
+      // from here that one is the probe's, and its hits are kprobe hits
+      // (Linux's poke_int3_handler does not consume an INT3 it poked).
       write_bytes(cpu, j.addr, j.bytes.data(), 1);
+      if (j.bytes[0] == bp[0]) poke_addr_ = 0;
     }
     return;
   }

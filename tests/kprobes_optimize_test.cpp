@@ -703,3 +703,46 @@ TEST_CASE("x86 optprobes: a CPU sent into a detour buffer written while its hit 
   CHECK(w.detour >= 1);  // the hit went on in the buffer
   CHECK(w.stale == 0);   // with its new bytes
 }
+
+TEST_CASE("x86 optprobes: unoptimized through text_poke_bp, the int3 written last is the probe's: hits on it before "
+          "the last sync are kprobe hits, not the poke handler's",
+          "[kprobes][optprobe][patching]") {
+  KprobeRig rig(kernel_image(Isa::x86_64), 4, 5);
+  rig.eng->set_optimization(true);
+  Kprobe kp;
+  kp.symbol_name = "fib_recursive";  // the hottest function: CPUs reach it within the window
+  REQUIRE(rig.eng->register_kprobe(kp) == 0);
+  rig.m.run(RunLimits{300'000});
+  const uint64_t addr = rig.sym("fib_recursive");
+  REQUIRE(rig.eng->point_at(addr)->opt == ProbePoint::Opt::optimized);
+  // The unoptimization's three writes: int3 over the jmp's e9, the tail
+  // (the original bytes after the first), then the first byte, here the
+  // probe's own int3 (0xcc over 0xcc); then the last sync and patch-done.
+  struct Window : EventObserver {
+    uint64_t addr = 0, last_write = 0, done = 0, pokes_after = 0, traps_after = 0;
+    void on_event(const Event& e) override {
+      if (e.kind != EventKind::probe || done) return;
+      if (e.text == "text-write" && e.a == addr && (e.b & 0xff) == 0xcc && (e.c & 0xff) == 0xcc) last_write = e.cycle;
+      if (!last_write) return;
+      if (e.text == "patch-done") done = e.cycle;
+      if (e.text == "poke-int3" && e.a == addr) ++pokes_after;
+      if (e.text == "trap" && e.a == addr) ++traps_after;
+    }
+  } w;
+  w.addr = addr;
+  rig.m.events().add(&w);
+  rig.eng->begin_op(0);
+  rig.eng->set_optimization(false);
+  rig.eng->end_op();
+  RunResult r = rig.m.run();
+  rig.m.events().remove(&w);
+  REQUIRE(rig.passed(r));
+  INFO("last write at " << w.last_write << ", patch-done at " << w.done);
+  REQUIRE(w.last_write > 0);
+  REQUIRE(w.done > w.last_write);
+  CHECK(w.traps_after > 0);  // some CPU met the int3 inside the window (else this test shows nothing)
+  CHECK(w.pokes_after == 0);
+  rig.eng->unregister_kprobe(kp);
+  rig.eng->finish_patching();
+  CHECK(rig.text_diff().empty());
+}

@@ -87,7 +87,12 @@ void Hart::loop_fast() {
       start = chain_start(0);
       // Which group the entry starts is known only once it is decoded (a
       // stub, or an instruction decoded as part of the group before it).
-      if (ip->fast == &fast_decode) decode_into(const_cast<Insn&>(*ip), pc_of(ip));
+      // Decoding may put back a hart running ahead (before_decode), which
+      // needs this hart's clock as it is now.
+      if (ip->fast == &fast_decode) {
+        s.cycle = cycle;
+        decode_into(const_cast<Insn&>(*ip), pc_of(ip));
+      }
       // A fused group runs only if all but its last instruction end before
       // stop_ (its first instruction is the least of that); else its first
       // instruction runs alone. (Span > len 0: a fetch-fault entry, alone.)

@@ -18,6 +18,7 @@
  * sched.c, wake_up_thread). */
 #define IPI_WAKE_THREAD(idx) (0x100u << (idx))
 #define IPI_WAKE_THREADS (IPI_WAKE_THREAD(CONFIG_THREADS_PER_CPU) - IPI_WAKE_THREAD(0))
+_Static_assert(CONFIG_THREADS_PER_CPU <= 23, "IPI_WAKE_THREAD bits must fit the 32-bit ipi_pending below its sign bit");
 
 struct run_queue {
   spinlock_t lock;          /* irqsave: the tick and remote wakeups take it */
