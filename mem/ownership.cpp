@@ -119,7 +119,7 @@ bool PageOwners::block_access(int cpu, uint64_t cycle, uint64_t b, bool write, A
     // ahead of this moment read what it held before, so is put back, and
     // every CPU's grants go (a later read ahead is a sync point).
     resolve_touching(cpu, cycle, b, b, false);
-    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = k.xwrite[b] = 0;
+    revoke(b, true);
     o = kShared;
     c.read[b] = c.gen;
     c.xwrite[b] = c.gen;
@@ -158,7 +158,7 @@ bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
   }
   quiet_[b] = write ? 0 : static_cast<uint8_t>(quiet_[b] + 1);
   if (quiet_[b] >= kQuietLoads) {
-    for (PerCpu& k : cpus_) k.write[b] = k.xwrite[b] = 0;
+    revoke(b, false);
     owner_[b] = kReadShared;
     quiet_[b] = 0;
     ++flips_[b];
@@ -166,7 +166,7 @@ bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
     return true;
   }
   if (++streak_[b] >= kTakeBackStreak) {
-    for (PerCpu& k : cpus_) k.read[b] = k.write[b] = k.xwrite[b] = 0;
+    revoke(b, true);
     owner_[b] = me;
     streak_[b] = 0;
     quiet_[b] = 0;
@@ -175,6 +175,13 @@ bool PageOwners::take_back(PerCpu& c, uint8_t me, uint64_t b, bool write) {
     return true;
   }
   return false;
+}
+
+void PageOwners::revoke(uint64_t b, bool loads_too) {
+  for (PerCpu& k : cpus_) {
+    k.write[b] = k.xwrite[b] = 0;
+    if (loads_too) k.read[b] = 0;
+  }
 }
 
 bool PageOwners::flagged_store(int cpu, uint64_t cycle, AccessMode mode, uint8_t flags) {

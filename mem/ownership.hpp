@@ -145,6 +145,9 @@ class PageOwners {
   // A shared block becomes `me`'s or read-shared again when its use shows
   // it is no longer shared; true if it did (and the access is granted).
   bool take_back(PerCpu& c, uint8_t me, uint64_t block, bool write);
+  // Every CPU's store grants on `block` (both tables) go, and with
+  // `loads_too` its load grants: the block changed state.
+  void revoke(uint64_t block, bool loads_too);
   // Puts back the CPUs ahead that touched (or stored into) blocks [lo, hi].
   void resolve_touching(int cpu, uint64_t cycle, uint64_t lo, uint64_t hi, bool written_only);
 

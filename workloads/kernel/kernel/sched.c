@@ -242,7 +242,8 @@ void smp_send_ipi(unsigned cpu, int req) {
   arch_local_irq_restore(flags);
 }
 
-/* A wakeup on the thread's own CPU. */
+/* A wakeup on the thread's own CPU (also from the IPI handler, so not
+ * probeable, like the rest of the interrupt path). */
 static bool wake_up_local(struct thread *t) {
   struct percpu *pc = this_cpu();
   bool woke = false;
@@ -272,7 +273,8 @@ void wake_up_thread(struct thread *t) {
   /* The thread's CPU and number from its place in threads[][], not from its
    * fields: a waker on another CPU reads nothing of it either. */
   const unsigned long n = (unsigned long)(t - &threads[0][0]);
-  if (n >= CONFIG_MAX_CPUS * CONFIG_THREADS_PER_CPU) panic("wake_up_thread: %lx is not a worker thread", (unsigned long)t);
+  if (n >= CONFIG_MAX_CPUS * CONFIG_THREADS_PER_CPU)
+    panic("wake_up_thread: %lx is not a worker thread", (unsigned long)t);
   const unsigned cpu = n / CONFIG_THREADS_PER_CPU, idx = n % CONFIG_THREADS_PER_CPU;
   if (cpu != smp_processor_id()) {
     smp_send_ipi(cpu, IPI_WAKE_THREAD(idx));

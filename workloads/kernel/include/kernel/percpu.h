@@ -21,7 +21,7 @@
 _Static_assert(CONFIG_THREADS_PER_CPU <= 23, "IPI_WAKE_THREAD bits must fit the 32-bit ipi_pending below its sign bit");
 
 struct run_queue {
-  spinlock_t lock;          /* irqsave: the tick and remote wakeups take it */
+  spinlock_t lock;          /* irqsave: the tick and queued wakeups (IPI handler) take it */
   struct thread *head, *tail; /* runnable threads, FIFO */
   struct thread *sleepers;  /* threads in sleep_ticks(), unordered */
   unsigned nr_running;      /* threads on head..tail */
