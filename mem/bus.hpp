@@ -35,6 +35,12 @@ class Bus {
   // Called by the CPUs' fast paths after a RAM store into a page whose flag
   // byte is non-zero, and by store() itself.
   void notify_flagged_store(const Accessor& who, uint64_t addr, unsigned size);
+  // The same for the listeners of one flag only, when the page has it (a
+  // run-ahead's undo tells the decode caches, and nobody else, of the code
+  // it takes back: mem/ownership.cpp).
+  void notify_flag(PageFlag flag, const Accessor& who, uint64_t addr, unsigned size) {
+    notify_range(who, addr, size, static_cast<uint8_t>((ram_.page_flags(addr) | ram_.page_flags(addr + size - 1)) & flag));
+  }
   // Device::cpus_affected() of the device at `addr` (all CPUs for an
   // address no device decodes).
   uint64_t cpus_affected(const Accessor& who, uint64_t addr, unsigned size, bool is_write, uint64_t value) const;

@@ -193,10 +193,30 @@ bool PageOwners::flagged_store(int cpu, uint64_t cycle, AccessMode mode, uint8_t
   return true;
 }
 
+bool PageOwners::before_flag(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode) {
+  if (!resolver_ || !ram_.contains(addr, 1)) return true;
+  const uint64_t lo = block_of(addr & ~(kPageSize - 1)), hi = lo + kBlocksPerPage - 1;
+  if (mode == AccessMode::exact) {
+    resolve_touching(cpu, cycle, lo, hi, true);
+    return true;
+  }
+  for (const PerCpu& k : cpus_) {
+    if (!k.ahead) continue;
+    for (uint64_t b = lo; b <= hi; ++b)
+      if (k.wrote(b)) return false;
+  }
+  return true;
+}
+
 bool PageOwners::before_decode(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode) {
   if (!resolver_ || !ram_.contains(addr, 1)) return true;
-  // An instruction may reach 15 bytes on (x86): the blocks it may cover.
-  const uint64_t lo = block_of(addr), hi = block_of(std::min(addr + 14, ram_.base() + ram_.size() - 1));
+  // An instruction may reach 15 bytes on (x86): the blocks it may cover,
+  // and the next page, which becomes a code page if it reaches there.
+  const uint64_t last = std::min(addr + 14, ram_.base() + ram_.size() - 1);
+  if ((last >> kPageShift) != (addr >> kPageShift) && !(ram_.page_flags(last) & kPageHasCode) &&
+      !before_flag(cpu, cycle, last, mode))
+    return false;
+  const uint64_t lo = block_of(addr), hi = block_of(last);
   if (mode == AccessMode::exact) {
     resolve_touching(cpu, cycle, lo, hi, true);
     return true;
@@ -262,11 +282,19 @@ void PageOwners::undo(int cpu) {
   PerCpu& c = cpus_[static_cast<size_t>(cpu)];
   for (size_t i = 0; i < c.undo_blocks.size(); ++i) {
     const uint64_t b = c.undo_blocks[i], addr = ram_.base() + (b << kBlockShift);
-    std::memcpy(ram_.host() + (b << kBlockShift), c.undo_bytes.get() + i * kBlockSize, kBlockSize);
+    uint8_t* now = ram_.host() + (b << kBlockShift);
+    const uint8_t* was = c.undo_bytes.get() + i * kBlockSize;
+    // A block copied for a store that then did not happen (it stopped at a
+    // sync point after its grant) or that stored what was there holds what
+    // it held: nothing to take back, and nothing decoded from it is wrong.
+    if (std::memcmp(now, was, kBlockSize) == 0) continue;
+    std::memcpy(now, was, kBlockSize);
     // Someone may have decoded the bytes being taken back (this CPU, from
-    // a block it wrote while ahead): the decode cache must forget them.
-    if (ram_.page_flags(addr) & kPageHasCode)
-      bus_.notify_flagged_store(Accessor{cpu, 0, true}, addr, static_cast<unsigned>(kBlockSize));
+    // a block it wrote while ahead): the decode caches must forget them.
+    // Only they: the bytes go back to what every other CPU saw, so no LR
+    // reservation (another CPU's is never in a block this CPU owns ahead)
+    // and no tohost watch (a sync point ahead) is concerned.
+    bus_.notify_flag(kPageHasCode, Accessor{cpu, 0, true}, addr, static_cast<unsigned>(kBlockSize));
   }
   commit(cpu);
 }

@@ -106,6 +106,15 @@ class PageOwners {
   // ahead and stored into that page is put back (in exact order), or the
   // decode is a sync point (false: `cpu` runs ahead too).
   bool before_decode(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode);
+  // Before the page holding `addr` gains a flag that makes stores into it
+  // sync points ahead (kPageHasCode: a CPU fetches from it for the first
+  // time; kPageReserved: an LR reserves a granule in it). A CPU ahead that
+  // stored into the page decided those stores were no sync point; a replay
+  // after the flag would decide otherwise and stop short. So in exact order
+  // those CPUs are put back first (true); ahead, the flag must wait for
+  // exact order when any CPU ahead, `cpu` included, stored into the page
+  // (false: a sync point).
+  bool before_flag(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode);
   // Before the host reads or writes [addr, addr+len) on behalf of the CPU
   // at (cycle, cpu): CPUs ahead that stored into (write: or touched) those
   // pages, and for a write into decoded code all CPUs ahead, are put back.

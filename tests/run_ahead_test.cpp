@@ -206,6 +206,54 @@ TEST_CASE("a CPU ahead copies a block before its first store there and undo rest
   CHECK_FALSE(r.owners.ahead(0));
 }
 
+TEST_CASE("undo writes back only blocks whose bytes changed, and tells only the decode caches", "[run_ahead]") {
+  // Issue 21: an undo that rewrote an unchanged block reset the decoded
+  // entry another CPU was executing, and released the LR reservations of
+  // the block.
+  Rig r;
+  const uint64_t same = kBase + 0x3000, changed = kBase + 0x3100;
+  std::vector<std::pair<uint8_t, uint64_t>> told;  // (flag, address) of each notification
+  for (PageFlag f : {kPageHasCode, kPageReserved, kPageWatched})
+    r.bus.on_store_to_flagged(f, [&told, f](const Accessor&, uint64_t addr, unsigned) { told.emplace_back(f, addr); });
+  REQUIRE(r.access(0, same, true, kExact));
+  REQUIRE(r.access(0, changed, true, kExact));
+  r.owners.begin_ahead(0);
+  REQUIRE(r.access(0, same, true, kAhead));     // copied, never stored into
+  REQUIRE(r.access(0, changed, true, kAhead));
+  r.bus.ram().ptr(changed)[5] ^= 0xff;          // the store itself
+  r.bus.ram().set_page_flag(same, kPageHasCode | kPageReserved | kPageWatched);
+  r.owners.undo(0);
+  CHECK(told == std::vector<std::pair<uint8_t, uint64_t>>{{kPageHasCode, changed}});
+}
+
+TEST_CASE("a page that gains a flag puts back the CPUs ahead that stored into it, or stops a CPU ahead",
+          "[run_ahead]") {
+  // Issue 21: a store ahead into a page with no flag is no sync point; a
+  // re-run after another CPU flagged the page stopped short of it.
+  Rig r;
+  const uint64_t page = kBase + 0x8000, other = kBase + 0x9000;
+  REQUIRE(r.access(0, page + 0x300, true, kExact));
+  REQUIRE(r.access(2, other, true, kExact));
+  r.owners.begin_ahead(0);
+  r.owners.begin_ahead(2);
+  REQUIRE(r.access(0, page + 0x300, true, kAhead));  // CPU 0 stored into the page ahead
+  REQUIRE(r.access(2, other, true, kAhead));         // CPU 2 elsewhere
+  SECTION("ahead, flagging the page is a sync point, for the CPU that stored there too") {
+    CHECK_FALSE(r.owners.before_flag(2, 100, page + 0x10, kAhead));
+    CHECK_FALSE(r.owners.before_flag(0, 100, page + 0x10, kAhead));
+    CHECK(r.owners.before_flag(0, 100, kBase + 0xa000, kAhead));
+    CHECK(r.puts.calls.empty());
+  }
+  SECTION("in exact order the CPU that stored into the page is put back first, any block of it") {
+    CHECK(r.owners.before_flag(1, 100, page + 0xf00, kExact));
+    CHECK(r.puts.calls == std::vector<std::pair<int, int>>{{0, 1}});
+  }
+  SECTION("an instruction that may reach into the next page flags that page") {
+    CHECK(r.owners.before_decode(1, 100, page - 6, kExact));
+    CHECK(r.puts.calls == std::vector<std::pair<int, int>>{{0, 1}});
+  }
+}
+
 TEST_CASE("an exact access to a block a CPU ahead stored into puts that CPU back first", "[run_ahead]") {
   Rig r;
   const uint64_t a = kBase + 0x4000, b = kBase + 0x5000;

@@ -58,12 +58,16 @@ void exec_fetch_fault(Hart& h, const Insn& i) {
 
 Next fast_go_precise(Hart& h, const Insn* i, ChainClock t) { return go_precise(h, i, t); }
 
+// A fetch that is a sync point for a hart running ahead (Hart::fetch_slow)
+// has stopped the hart already: nothing runs.
+void exec_sync_point(Hart&, const Insn&) {}
+
 // Decode-on-first-use. The cache owns the entry, so it is filled in place.
 void exec_decode(Hart& h, const Insn& i) {
   Insn& slot = const_cast<Insn&>(i);
   h.decode_into(slot, h.s.pc);
   if (h.sync_stopped()) return;  // a sync point for a hart running ahead
-  slot.exec(h, slot);
+  h.exec_copy(slot);
 }
 Next fast_decode(Hart& h, const Insn* i, ChainClock t) {
   // Under exact SMP, decoding may put back a hart that ran ahead, which

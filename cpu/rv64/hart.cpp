@@ -47,6 +47,9 @@ Hart::Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& res
   s.x[10] = static_cast<uint64_t>(id);  // a0 = hartid at reset, as firmware expects
   fault_insn_.fast = &fast_go_precise;
   fault_insn_.exec = &exec_fetch_fault;
+  sync_insn_.fast = &fast_go_precise;
+  sync_insn_.exec = &exec_sync_point;
+  sync_insn_.op = Op::illegal;
   // Start with a valid fetch window (the first RAM page): fetch() trusts
   // the window, whatever PC a loader, checkpoint or host sets first.
   fetch_slow(ram_base_);
@@ -119,7 +122,7 @@ void Hart::loop_fast() {
     if (ip->fast == &fast_decode) [[unlikely]]
       exec_decode(*this, *ip);
     else
-      ip->exec(*this, *ip);
+      exec_copy(*ip);
     cycle = s.cycle;
     ip = &fetch(s.pc);
   }
@@ -157,7 +160,10 @@ void Hart::loop_precise_as() {
       on_insn(*this, in);
     }
     uint64_t before = steps();
-    in.exec(*this, in);
+    if (in.exec == &exec_decode)
+      in.exec(*this, in);  // fills the cache's entry, then runs a copy of it
+    else
+      exec_copy(in);
     if (step_budget_ && steps() != before && --step_budget_ == 0) break;
   }
 }
@@ -227,6 +233,15 @@ const Insn& Hart::fetch_slow(uint64_t pc) {
     if (!bus_.ram().contains(base, kPageSize)) {
       fault_pc_ = pc;
       return fault_insn_;
+    }
+    // The page becomes a code page, whose stores are sync points ahead:
+    // CPUs ahead that stored into it are put back first, or ahead this is
+    // a sync point (PageOwners::before_flag).
+    if (owners_.enabled() && !(page_flags_[(base - ram_base_) >> kPageShift] & kPageHasCode) &&
+        !owners_.before_flag(id_, s.cycle, base, grants_.mode)) {
+      fault_pc_ = pc;
+      sync_stop();
+      return sync_insn_;
     }
     recent = RecentPage{base, cache_.page(base)};
   }
@@ -392,6 +407,9 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
     return false;
   }
   if (owners_.enabled()) {
+    // The reservation's page is about to carry kPageReserved (before_flag).
+    if (is_load_reserved && !(bus_.ram().page_flags(addr) & kPageReserved))
+      owners_.before_flag(id_, s.cycle, addr, grants_.mode);
     owners_.access(id_, s.cycle, addr, size, !is_load_reserved, grants_.mode);
     if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, grants_.mode, bus_.ram().page_flags(addr));
   }

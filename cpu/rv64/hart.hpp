@@ -120,6 +120,17 @@ class Hart final : public Cpu {
   }
   // Raises a synchronous exception at the current PC (not retired).
   void raise(uint64_t cause, uint64_t tval);
+  // Runs an instruction's precise semantics on a copy of its decoded entry:
+  // the instruction runs as it was fetched whatever happens to the shared
+  // cache meanwhile. Its own memory access may reset the entry: a store
+  // into its own bytes, or a put-back of a CPU that ran ahead, whose undo
+  // resets the code it takes back (sim/run_ahead.cpp); a reset entry is
+  // the decode stub, whose rdw 0 would write x0 and whose len 0 would
+  // leave the PC where it was.
+  void exec_copy(const Insn& in) {
+    const Insn copy = in;
+    copy.exec(*this, copy);
+  }
 
   // --- Fast-path helpers (loop state in registers; see loop_fast) ---------
   // Longest chain of fast handlers, in simulated cycles, before control
@@ -210,10 +221,12 @@ class Hart final : public Cpu {
   bool store(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
-      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, grants_.mode)) [[unlikely]]
-        return sync_stop();
+      // A store into a flagged page is a sync point ahead: stop before the
+      // block grant, which would copy the block for a store that is not made.
       const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
       if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
+        return sync_stop();
+      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, grants_.mode)) [[unlikely]]
         return sync_stop();
       std::memcpy(ram_ + off, &value, sizeof(T));
       if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
@@ -304,7 +317,7 @@ class Hart final : public Cpu {
   void fuse(Insn& a, uint64_t pc);
   Insn* next_on_page(Insn& in, uint64_t pc);
   // pc_of() that also knows the fetch-fault entry (slow path only).
-  uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ ? fault_pc_ : pc_of(i); }
+  uint64_t pc_of_any(const Insn* i) const { return i == &fault_insn_ || i == &sync_insn_ ? fault_pc_ : pc_of(i); }
   const Insn& fetch_slow(uint64_t pc);
   // fetch() for a hart with a stale view: the instruction its view holds.
   const Insn& fetch_stale(uint64_t pc);
@@ -348,7 +361,8 @@ class Hart final : public Cpu {
   static constexpr unsigned kRecentPages = 8;
   RecentPage recent_pages_[kRecentPages];
   Insn fault_insn_{};  // returned for fetches outside RAM
-  uint64_t fault_pc_ = 0;
+  uint64_t fault_pc_ = 0;  // (and for sync_insn_)
+  Insn sync_insn_{};       // returned by a fetch that is a sync point ahead (fetch_slow)
 
   uint64_t stop_ = 0;  // the inner loop runs while s.cycle < stop_
   // Ends the current run slice at the next instruction boundary; run() then

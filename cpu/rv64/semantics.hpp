@@ -325,6 +325,7 @@ AMO_DECL(min) AMO_DECL(max) AMO_DECL(minu) AMO_DECL(maxu)
 void exec_illegal(Hart&, const Insn&);
 void exec_fetch_fault(Hart&, const Insn&);
 void exec_decode(Hart&, const Insn&);
+void exec_sync_point(Hart&, const Insn&);
 Next fast_decode(Hart&, const Insn*, ChainClock t);
 void exec_page_end(Hart&, const Insn&);
 

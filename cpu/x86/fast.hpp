@@ -157,13 +157,16 @@ template <unsigned S>
 // CPU that was in the fast loop (no step budget, no tracing, no TF, no
 // STI shadow, no stale view); anything that ends the slice sets stop_ to
 // 0, which the fast loop checks next.
+// The entry is read before the access, which may reset it (a put-back of
+// a CPU ahead, whose undo resets the code it takes back).
 template <unsigned S>
 [[gnu::noinline]] FastNext load_precise(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   cpu.enter_precise(f, cyc, r);
+  const Fast copy = *f;
   uint64_t v;
-  if (cpu.mem_read(ea(cpu, f), S, v)) {
-    wr<S>(cpu, f->dst, v);
-    cpu.retire_fast(f);
+  if (cpu.mem_read(ea(cpu, &copy), S, v)) {
+    wr<S>(cpu, copy.dst, v);
+    cpu.retire_fast(&copy);
   }
   return cpu.leave_precise();
 }

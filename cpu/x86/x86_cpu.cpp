@@ -136,10 +136,12 @@ bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
 bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
-    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, grants_.mode)) [[unlikely]]
-      return sync_stop();
+    // A store into a flagged page is a sync point ahead: stop before the
+    // block grant, which would copy the block for a store that is not made.
     const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift];
     if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
+      return sync_stop();
+    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, grants_.mode)) [[unlikely]]
       return sync_stop();
     std::memcpy(ram_ + off, &v, size);
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
@@ -322,6 +324,14 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
   if (off >= DecodeCacheX86::kPageBytes) {
     const uint64_t base = rip & ~uint64_t{DecodeCacheX86::kPageBytes - 1};
     if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) return fault_insn_;
+    // The page becomes a code page, whose stores are sync points ahead:
+    // CPUs ahead that stored into it are put back first, or ahead this is
+    // a sync point (PageOwners::before_flag).
+    if (owners_.enabled() && !(page_flags_[(base - ram_base_) >> kPageShift] & kPageHasCode) &&
+        !owners_.before_flag(id_, s.cycle, base, grants_.mode)) {
+      sync_stop();
+      return sync_insn_;
+    }
     fetch_page_ = code_page(base);
     fetch_base_ = base;
     off = rip - base;
@@ -379,6 +389,13 @@ const Fast* X86Cpu::fast_slow(uint64_t rip) {
   if (!bus_.ram().contains(base, DecodeCacheX86::kPageBytes)) {
     // Outside RAM: the loop takes RIP from the hand-back and the precise
     // fetch raises #GP there.
+    fault_fast_.imm = static_cast<int64_t>(rip);
+    return &fault_fast_;
+  }
+  // A page that is not a code page yet: the precise fetch makes it one
+  // (PageOwners::before_flag needs the exact clock, which the fast loop
+  // does not keep in s).
+  if (owners_.enabled() && !(page_flags_[(base - ram_base_) >> kPageShift] & kPageHasCode)) {
     fault_fast_.imm = static_cast<int64_t>(rip);
     return &fault_fast_;
   }
@@ -491,7 +508,12 @@ void X86Cpu::loop_as(uint64_t budget) {
     }
     const bool shadow = sti_shadow_;
     const uint64_t before = steps(), retired_before = s.instret, step_cycle = s.cycle;
-    in.exec(*this, in);
+    // On a copy: the instruction runs as it was fetched, whatever its own
+    // memory access does to the shared cache (a store into its own bytes,
+    // or a put-back of a CPU ahead whose undo resets the code it takes
+    // back: sim/run_ahead.cpp).
+    const Insn copy = in;
+    copy.exec(*this, copy);
     if (shadow && !sync_stop_) {  // (an instruction stopped at a sync point did not run)
       sti_shadow_ = false;
       stop_ = 0;  // now interrupts may be taken
