@@ -314,6 +314,14 @@ class Engine final : public HostAgent {
   // Whether `cpu` can make a probe operation that patches by protocol (it
   // is online: kprobes/patching.hpp); always true for instant patching.
   bool caller_online(int cpu) const { return !patcher_->protocol() || patcher_->online(cpu); }
+  // Whether `cpu` is inside a probe hit (from its breakpoint trap until it
+  // is back in guest code with no kprobe running): it cannot make a probe
+  // operation then, as in Linux register_kprobe and unregister_kprobe run
+  // in process context, never inside a hit on the same CPU.
+  bool caller_in_hit(int cpu) const {
+    const CtlBlk& cb = cpus_[static_cast<size_t>(cpu)];
+    return cb.busy || cb.phase != Phase::none;
+  }
   // A generic live patch of one x86 instruction (not a probe): `bytes`, of
   // the same length, over the instruction at `addr`. The new instruction
   // must be one text_poke_bp's int3 handler can emulate (a jmp, a call or a

@@ -460,6 +460,9 @@ void Engine::start_step(Cpu& cpu, CtlBlk& cb, ProbePoint& p) {
   arch_->begin_step(cpu, p.insn, step_base(p));
   emit(cpu, p.addr, status_name(cb.status), step_base(p));
   cpu.add_cycles(timing::kKprobeStepSetupCycles);
+  // x86: the int3 handler returns into the slot with IRET, which
+  // serialises: the CPU fetches the slot as memory holds it then.
+  if (arch_->isa() == Isa::x86_64) cpu.serialize_code();
 }
 
 HookResult Engine::on_step_end(Cpu& cpu, CtlBlk& cb) {

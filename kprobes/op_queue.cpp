@@ -93,12 +93,6 @@ RunResult ProbeOpQueue::run_until(Machine& m, uint64_t until) {
   while (next_ < ops_.size() && ops_[next_].cycle < until) {
     uint64_t at = ops_[next_].cycle;
     if (!reach(at, r)) return finish(r);
-    // A caller CPU still in early boot cannot make the call (in Linux no
-    // task runs on a CPU that is not online): the operation waits for it.
-    while (!eng_.caller_online(caller_)) {
-      at += kOfflineRetryCycles;
-      if (!reach(at, r)) return finish(r);
-    }
     // Operations due now, in order; each one once the machine has reached
     // the caller's clock (the previous one's work moved it on), so what an
     // operation changes is seen from its own cycle on, not earlier.
@@ -106,6 +100,13 @@ RunResult ProbeOpQueue::run_until(Machine& m, uint64_t until) {
       const uint64_t caller_at = m.cpu(caller_).cycle();
       if (caller_at > at && !m.cpu(caller_).idle()) {
         at = caller_at;
+        if (!reach(at, r)) return finish(r);
+      }
+      // A caller CPU still in early boot cannot make the call (in Linux no
+      // task runs on a CPU that is not online), nor one inside a probe
+      // hit: the operation waits for it.
+      while (!eng_.caller_online(caller_) || eng_.caller_in_hit(caller_)) {
+        at += eng_.caller_online(caller_) ? kInHitRetryCycles : kOfflineRetryCycles;
         if (!reach(at, r)) return finish(r);
       }
       perform(ops_[next_]);

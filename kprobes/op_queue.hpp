@@ -35,6 +35,9 @@ class ProbeOpQueue {
   // How often an operation waiting for its caller CPU to come online looks
   // again (a polling step of the host, not a guest cost).
   static constexpr uint64_t kOfflineRetryCycles = 1000;
+  // The same for a caller CPU inside a probe hit (Engine::caller_in_hit),
+  // which lasts hundreds of cycles.
+  static constexpr uint64_t kInHitRetryCycles = 50;
 
   // What became of one operation.
   struct Outcome {

@@ -2,8 +2,8 @@
 # Draws docs/img/fig4.png from the data scripts/fig4.sh wrote
 # ($KSIM_BUILD_DIR/fig4_rv64.dat and fig4_x86.dat), in the style of the
 # 2006 OLS paper's Figure 4: time against CPUs, log scale, three series
-# per ISA. Needs gnuplot (Debian: gnuplot-nox; not needed by the build or
-# the tests, so scripts/install-deps.sh does not install it).
+# per ISA. Needs gnuplot (Debian: gnuplot-nox, which scripts/install-deps.sh installs:
+# the docs test runs this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${KSIM_BUILD_DIR:-build}

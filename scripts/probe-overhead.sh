@@ -4,8 +4,8 @@
 # under cpu/timing.hpp), writes $KSIM_BUILD_DIR/probe_overhead.dat with
 # each variant's cost as a ratio to k beside the Linux documentation's
 # table (x86-64 Xeon E5410) and the 2006 paper's Table 1 (Pentium M), and
-# draws docs/img/probe-overhead.png. Needs gnuplot (Debian: gnuplot-nox;
-# not needed by the build or the tests).
+# draws docs/img/probe-overhead.png. Needs gnuplot (Debian: gnuplot-nox,
+# which scripts/install-deps.sh installs: the docs test runs this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${KSIM_BUILD_DIR:-build}

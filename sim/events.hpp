@@ -16,7 +16,7 @@
 namespace ksim {
 
 enum class EventKind : uint8_t {
-  insn,       // a = pc, b = raw encoding                      (only when asked)
+  insn,       // a = pc, b = raw encoding, c = length in bytes (only when asked)
   trap,       // a = cause, b = tval, c = pc; text "delivered" or "hooked"
   interrupt,  // a = cause, c = pc
   console,    // text = one line of guest console output (without '\n')

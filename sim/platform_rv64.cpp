@@ -8,9 +8,11 @@
 #include "cpu/rv64/hart.hpp"
 #include "cpu/rv64/reservations.hpp"
 #include "cpu/timing.hpp"
+#include "cpu/trap_loop.hpp"
 #include "mem/finisher.hpp"
 #include "mem/uart.hpp"
 #include "sim/machine.hpp"
+#include "cpu/trap_loop.hpp"
 #include "sim/platform.hpp"
 
 namespace ksim {
@@ -73,6 +75,7 @@ class Rv64Platform final : public Platform {
         e.kind = EventKind::insn;
         e.a = hart.pc();
         e.b = in.raw;
+        e.c = in.len;
         m_.events().emit(e);
       };
       harts_.push_back(std::move(h));
@@ -97,12 +100,17 @@ class Rv64Platform final : public Platform {
   std::string crash_reason(int cpu) override {
     const rv64::Hart& h = *harts_[cpu];
     if (h.stop_reason() != rv64::StopReason::trap_loop) return "";
-    const TrapInfo& t = h.last_trap();
-    char buf[256];
+    // The first trap is what the guest did wrong; the others are its trap
+    // vector faulting in turn.
+    const TrapInfo& t = h.trap_loop_first();
+    const TrapInfo& l = h.trap_loop_last();
+    char buf[384];
     std::snprintf(buf, sizeof buf,
-                  "cpu %d: unhandled trap loop: mcause=%llu mtval=0x%llx at pc=0x%llx (%s), mtvec=0x%llx", cpu,
-                  static_cast<unsigned long long>(t.cause), static_cast<unsigned long long>(t.tval),
-                  static_cast<unsigned long long>(t.pc), m_.symbols().format(t.pc).c_str(),
+                  "cpu %d: unhandled trap loop: mcause=%llu mtval=0x%llx at pc=0x%llx (%s), then %d more with no "
+                  "instruction retired, the last mcause=%llu at pc=0x%llx; mtvec=0x%llx",
+                  cpu, static_cast<unsigned long long>(t.cause), static_cast<unsigned long long>(t.tval),
+                  static_cast<unsigned long long>(t.pc), m_.symbols().format(t.pc).c_str(), kMaxNestedTraps,
+                  static_cast<unsigned long long>(l.cause), static_cast<unsigned long long>(l.pc),
                   static_cast<unsigned long long>(h.s.mtvec));
     return buf;
   }

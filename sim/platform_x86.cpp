@@ -65,7 +65,7 @@ class X86Platform final : public Platform {
         uint64_t raw = 0;
         const unsigned n = std::min<unsigned>(in.len, 8);
         if (cpu.fetch_view(cpu.pc(), reinterpret_cast<uint8_t*>(&raw), n) != n) raw = 0;
-        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, 0, ""});
+        m_.events().emit(Event{cpu.cycle(), cpu.id(), EventKind::insn, cpu.pc(), raw, in.len, ""});
       };
       cpus_.push_back(std::move(c));
       ahead_timer_.push_back({});

@@ -373,6 +373,36 @@ TEST_CASE("Command-line mistakes exit 2 with a message on stderr and run nothing
   check_no_summary(r);
 }
 
+// Issue 22: the hint went inside the quoted value ("('-1 (expected a
+// non-negative integer)')"), and a spinlock run was jump-optimized, so no
+// hit took the lock it was meant to measure.
+TEST_CASE("A refused option value is quoted as given, with what was expected after it; spinlock refuses the "
+          "booster and jump optimization",
+          "[cli]") {
+  ProcessResult r = run_ksim({"run", "--seed", "-1"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("the argument ('-1') for option '--seed' is invalid (expected a non-negative integer below 2^64)") !=
+        std::string::npos);
+  for (const char* o : {"--kprobes-optimization", "--kprobes-boost"}) {
+    ProcessResult s = run_ksim({"run", "-q", "--image", "fig4", "--probe", "p fig4_target", "--kprobes-locking",
+                                "spinlock", o, "1"});
+    INFO(o << ": " << s.err);
+    CHECK(s.status == 2);
+    CHECK(s.err.find(std::string(o) + " 1 cannot go with --kprobes-locking spinlock") != std::string::npos);
+  }
+}
+
+TEST_CASE("A probe script that is a folder, or missing, exits 3 and runs nothing", "[cli]") {
+  TempDir tmp;
+  for (const std::string& path : {tmp.path(), tmp.file("none.probes")}) {
+    ProcessResult r = run_ksim({"run", "--probe-script", path});
+    INFO(path << ": " << r.err);
+    CHECK(r.status == 3);
+    CHECK(r.err.find(path + ": cannot read the probe script") != std::string::npos);
+    check_no_summary(r);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Exit status 3: input files ksim cannot use
 
@@ -458,6 +488,11 @@ TEST_CASE("A guest whose trap vector points outside RAM makes ksim stop with exi
   INFO(describe(r));
   CHECK(r.status == 4);
   CHECK_THAT(r.out, Contains("trap loop"));
+  // The report names the trap that started the loop (the ecall at the
+  // image's second word, mcause 11: environment call from M-mode), not the
+  // last one at pc 0 (issue 22).
+  CHECK_THAT(r.out, Contains("unhandled trap loop: mcause=11 mtval=0x0 at pc=0x80000004"));
+  CHECK_THAT(r.out, Contains(", then 8 more with no instruction retired, the last mcause=1 at pc=0x0; mtvec=0x0"));
   check_summary_tail(r);
 }
 
@@ -617,4 +652,50 @@ TEST_CASE("ksim disasm of an unknown symbol exits 3 with a one-line reason", "[c
   CHECK(r.status == 3);
   CHECK(count_nonempty_lines(r.err) == 1);
   CHECK_THAT(r.err, Contains("no_such_symbol"));
+}
+
+// Issue 22: `ksim disasm do_fork+1` decoded garbage where a probe at the
+// same place is refused.
+TEST_CASE("ksim disasm SYMBOL+OFF lists from an instruction boundary only; elsewhere it exits 3 naming the "
+          "instruction that covers it",
+          "[cli]") {
+  for (const char* isa : {"rv64", "x86"}) {
+    INFO(isa);
+    ProcessResult mid = run_ksim({"disasm", "--isa", isa, "do_fork+1"});
+    CHECK(mid.status == 3);
+    CHECK(count_nonempty_lines(mid.err) == 1);
+    CHECK_THAT(mid.err, Contains("'do_fork+1' is not where an instruction starts: the "));
+    CHECK_THAT(mid.err, Contains("-byte instruction at do_fork covers it"));
+    // The second instruction's offset, from the listing of the function.
+    ProcessResult whole = run_ksim({"disasm", "--isa", isa, "do_fork"});
+    REQUIRE(whole.status == 0);
+    std::smatch m;
+    const std::string out = whole.out;
+    REQUIRE(std::regex_search(out, m, std::regex(R"(<do_fork>:\n *([0-9a-f]+):[^\n]*\n *([0-9a-f]+):)")));
+    const uint64_t second = std::stoull(m[2].str(), nullptr, 16) - std::stoull(m[1].str(), nullptr, 16);
+    ProcessResult at = run_ksim({"disasm", "--isa", isa, "do_fork+" + std::to_string(second)});
+    CHECK(at.status == 0);
+    CHECK_THAT(at.out, Contains(m[2].str() + ":"));
+  }
+}
+
+// Issue 22: a panic's backtrace printed bare addresses. The echo names each
+// one as Linux's kallsyms does (`[<addr>] sym+off/size`); the console
+// events, and so the trace hash, keep the guest's own bytes.
+TEST_CASE("A guest kernel panic's backtrace names its addresses: function+offset/size", "[cli]") {
+  // do_fork made to return 0 (a pid no caller accepts): the kernel panics.
+  ProcessResult r = run_ksim({"run", "--probe", "p:x do_fork", "--probe-action", "x=override:0"});
+  INFO(describe(r));
+  CHECK(r.status == 4);
+  CHECK_THAT(r.out, Contains("Kernel panic - not syncing: check failed"));
+  CHECK(std::regex_search(r.out, std::regex(R"(\[cpu 0\]   \[<[0-9a-f]{16}>\] panic\+0x[0-9a-f]+/0x[0-9a-f]+\n)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\[cpu 0\]   \[<[0-9a-f]{16}>\] worker_main\+0x[0-9a-f]+/0x[0-9a-f]+\n)")));
+  // The trace keeps the line as the guest printed it.
+  TempDir tmp;
+  ProcessResult t = run_ksim({"run", "-q", "--probe", "p:x do_fork", "--probe-action", "x=override:0", "--trace",
+                              tmp.file("t.jsonl")});
+  std::ifstream in(tmp.file("t.jsonl"));
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(std::regex_search(text.str(), std::regex(R"("text":"\[cpu 0\]   \[<[0-9a-f]{16}>\]")")));
 }

@@ -424,6 +424,81 @@ TEST_CASE("probe script: a caller CPU asleep in wfi/hlt lets idle time pass up t
   CHECK(session.probes().front()->hits() > 0);
 }
 
+// Issue 22: an operation performed on behalf of CPU 0 while CPU 0 was
+// between its breakpoint trap and the end of its hit freed the slot CPU 0
+// was about to step in (`ksim race run slot-reuse` reported "cpu 0 refilled
+// slot ... while cpu 0 was stepping in it"). In Linux register_kprobe and
+// unregister_kprobe run in process context, never inside a hit.
+TEST_CASE("probe script: a probe operation waits while its caller is inside a probe hit", "[kprobes][script]") {
+  const Isa isa = GENERATE(Isa::rv64, Isa::x86_64);
+  // CPU 0's breakpoint traps on fib_recursive, from a run with the probe only.
+  std::vector<uint64_t> traps;
+  {
+    KprobeRig rig(kernel_image(isa), 4);
+    rig.eng->set_boost(false);
+    rig.eng->set_optimization(false);
+    ProbeSession session(*rig.eng, nullptr);
+    session.add("p:f fib_recursive");
+    struct Traps : EventObserver {
+      std::vector<uint64_t>* out;
+      void on_event(const Event& e) override {
+        if (e.kind == EventKind::probe && e.cpu == 0 && e.text == "KPROBE_HIT_ACTIVE") out->push_back(e.cycle);
+      }
+    } t;
+    t.out = &traps;
+    rig.m.events().add(&t);
+    RunLimits lim;
+    lim.cycle = 300'000;
+    rig.m.run(lim);
+    rig.m.events().remove(&t);
+  }
+  REQUIRE(traps.size() > 3);
+  for (size_t i = 0; i < 3; ++i) {
+    KprobeRig rig(kernel_image(isa), 4);
+    rig.eng->set_boost(false);
+    rig.eng->set_optimization(false);
+    ProbeSession session(*rig.eng, nullptr);
+    session.add("p:f fib_recursive");
+    // Right after CPU 0 trapped: the operation comes when CPU 0 has left
+    // the hit, as the CPU's own events and state show.
+    const uint64_t at = traps[i] + 1;
+    ProbeOpQueue ops(session, events::parse_probe_script("@" + std::to_string(at) + " p:g do_fork\n", "t",
+                                                         rig.eng->arch()),
+                     0, "t");
+    struct Watch : EventObserver {
+      kprobes::Engine* eng;
+      Machine* m;
+      bool in_hit_at_op = true;
+      uint64_t left = 0;  // CPU 0's first event after its hit that says it is back
+      uint64_t op_cycle = 0;
+      void on_event(const Event& e) override {
+        if (e.cpu != 0) return;
+        if (e.kind == EventKind::probe && !left &&
+            (e.text == "step-done" || e.text == "emulate" || e.text == "boost"))
+          left = e.cycle;
+        if (e.kind == EventKind::probe_op) {
+          in_hit_at_op = eng->caller_in_hit(0);
+          op_cycle = e.cycle;
+        }
+      }
+    } w;
+    w.eng = rig.eng.get();
+    w.m = &rig.m;
+    rig.m.events().add(&w, EventStream::Delivery::immediate);
+    RunLimits lim;
+    lim.cycle = at + 20'000;
+    ops.run_until(rig.m, lim.cycle);
+    rig.m.events().remove(&w);
+    INFO("trap at " << traps[i]);
+    REQUIRE(ops.outcomes()[0].performed);
+    CHECK_FALSE(ops.outcomes()[0].failed);
+    CHECK_FALSE(w.in_hit_at_op);
+    REQUIRE(w.left != 0);
+    CHECK(ops.outcomes()[0].at > w.left);  // after the hit, not at the cycle asked
+    CHECK(ops.outcomes()[0].at >= at + ProbeOpQueue::kInHitRetryCycles);
+  }
+}
+
 TEST_CASE("probe script: an operation refused when it is performed is recorded as failed, in its probe_op event "
           "too, and the run goes on",
           "[kprobes][script]") {

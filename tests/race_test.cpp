@@ -8,7 +8,11 @@
 #include <string>
 
 #include "apps/ksim/commands.hpp"
+#include "cpu/timing.hpp"
+#include "kprobes/engine.hpp"
+#include "kprobes/op_queue.hpp"
 #include "kprobes/races/race.hpp"
+#include "kprobes/session.hpp"
 #include "support/images.hpp"
 #include "support/ksim_cli.hpp"
 
@@ -63,7 +67,11 @@ TEST_CASE("race scenarios: broken caught within seeds 1-200, correct holds for a
                   << broken.violations << " of 200)");
       WARN(s.name << " " << isa_name(isa) << ": broken first caught at seed " << broken.first_violation << ", "
                   << broken.violations << " of 200 seeds");
-      CHECK(broken.first_violation != 0);
+      // A broken variant ksim's machine cannot show says why (RACES.md);
+      // should the machine change so that it does, this fails and the
+      // scenario gets its seeds back.
+      if (s.unreachable) CHECK(broken.violations == 0);
+      else CHECK(broken.first_violation != 0);
       CHECK(correct.violations == 0);
       CHECK(correct.all_ended_cleanly);
     }
@@ -83,7 +91,10 @@ TEST_CASE("ksim race: list, run, exit statuses, and a reproduce line that reruns
   }
   REQUIRE(b.status == cli::kRaceViolated);
   std::smatch v, rep;
-  REQUIRE(std::regex_search(b.out, v, std::regex(R"(violation: cycle (\d+): cpu (\d+) fetched ([0-9a-f]+) at )")));
+  REQUIRE(std::regex_search(b.out, v, std::regex(R"(violation: cycle (\d+): cpu (\d+) fetched ([0-9a-f ]+) at )")));
+  // x86 bytes in memory order, as objdump and the Code window print them:
+  // the jmp's opcode first (issue 22).
+  CHECK(std::regex_search(b.out, std::regex(R"(nor the jmp e9( [0-9a-f]{2}){4}\n)")));
   REQUIRE(std::regex_search(b.out, rep, std::regex(R"(reproduce: ksim (race run .*)\n)")));
   std::vector<std::string> again_args;
   std::istringstream words(rep[1].str());
@@ -147,4 +158,93 @@ TEST_CASE("dcr-interrupted: the CPU caught is the caller, stopped inside the reg
     CHECK(std::stoull(m[2]) < std::stoull(m[1]));
   }
   CHECK(caught > 0);
+}
+
+// slot-reuse's checker judges what a CPU executes in its slot. Its broken
+// variant is not reached by the scenario's timing (Scenario::unreachable),
+// so here the race is made by hand: right after a CPU has entered the slot
+// to step fib_recursive's instruction, CPU 0 removes that probe and defines
+// one on do_fork, in one operation. Without the grace period the new
+// probe's copy goes into the very slot and the stepping CPU executes it;
+// with it, the slot waits and the CPU steps the right copy.
+TEST_CASE("slot-reuse: a CPU stepping in a slot handed to another probe executes that probe's copy, and is caught",
+          "[race]") {
+  const race::Scenario* sc = race::find("slot-reuse");
+  REQUIRE(sc);
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    // Where a CPU other than 0 enters the slot (KPROBE_HIT_SS): from a run
+    // with the probe only.
+    auto make = [](kprobes::Engine& eng) {  // as the scenario sets it up
+      eng.set_patching(kprobes::Patching::instant);
+      eng.set_boost(false);
+      eng.set_optimization(false);
+    };
+    race::Options o;
+    o.isa = isa;
+    std::vector<uint64_t> entries;
+    {
+      race::Rig rig(kernel(*sc, isa), o);
+      kprobes::Engine eng(rig.m, kprobes::StepMode::modern);
+      make(eng);
+      kprobes::ProbeSession session(eng, nullptr);
+      session.add("p:s0 fib_recursive");
+      struct Entries : EventObserver {
+        std::vector<uint64_t>* out;
+        void on_event(const Event& e) override {
+          if (e.kind == EventKind::probe && e.cpu != 0 && e.text == "KPROBE_HIT_SS" && e.cycle > 200'000)
+            out->push_back(e.cycle);
+        }
+      } watch;
+      watch.out = &entries;
+      rig.m.events().add(&watch);
+      RunLimits lim;
+      lim.cycle = 260'000;
+      rig.m.run(lim);
+      rig.m.events().remove(&watch);
+    }
+    REQUIRE(entries.size() > 10);
+    INFO(isa_name(isa));
+    for (bool grace : {false, true}) {
+      INFO("grace period " << grace);
+      bool done = false;
+      // The first entry where CPU 0 can make the call at once (not in a hit itself).
+      for (size_t i = 0; i < entries.size() && !done; ++i) {
+        race::Rig rig(kernel(*sc, isa), o);
+        kprobes::Engine eng(rig.m, kprobes::StepMode::modern);
+        make(eng);
+        eng.set_slot_grace(grace);
+        // The checker first: it reads each copy as the engine writes it.
+        race::Outcome out;
+        std::unique_ptr<EventObserver> checker = sc->checker(rig.m, o, out);
+        rig.m.events().add(checker.get());
+        kprobes::ProbeSession session(eng, nullptr);
+        session.add("p:s0 fib_recursive");
+        kprobes::events::ProbeOp op;
+        op.kind = kprobes::events::ProbeOp::Kind::custom;
+        op.cycle = entries[i] + 1;
+        op.text = "-:s0 and p:s1 do_fork";
+        op.run = [&session](kprobes::Engine&) {
+          session.remove(*session.find("", "s0"));
+          session.add("p:s1 do_fork");
+        };
+        kprobes::ProbeOpQueue q(session, {op}, 0, "test");
+        q.run_until(rig.m, entries[i] + 20'000);
+        rig.m.events().remove(checker.get());
+        REQUIRE(q.outcomes().size() == 1);
+        // The call must come before the stepping CPU's instruction in the
+        // slot, which starts when its step set-up ends (CPU 0 in a hit
+        // itself makes the call wait until it is out).
+        if (q.outcomes()[0].at >= entries[i] + timing::kKprobeStepSetupCycles) continue;
+        done = true;
+        if (grace) {
+          CHECK_FALSE(out.violated);
+        } else {
+          CHECK(out.violated);
+          CHECK(out.violation.find(" hit the probe on fib_recursive and executed ") != std::string::npos);
+          CHECK(out.violation.find(": the slot was given to another probe meanwhile") != std::string::npos);
+        }
+      }
+      CHECK(done);
+    }
+  }
 }

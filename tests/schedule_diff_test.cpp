@@ -8,6 +8,8 @@
 //   KSIM_SCHED_DIFF_PROGRAMS=<n>  programs per ISA (default kDefaultPrograms)
 //   KSIM_SCHED_DIFF_SEED=<n>      seed (decimal or 0x hex; default kDefaultSeed)
 //   KSIM_SCHED_DIFF_CASE=<i>      only program i (prints its listing)
+//   KSIM_SCHED_DIFF_ALL=1         go on after a mismatch: one line each, and
+//                                 the count at the end
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -34,12 +36,12 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
 
 struct Totals {
   uint64_t programs = 0, put_backs = 0, runs_ahead = 0, instructions = 0;
-  uint64_t powered_off = 0;
+  uint64_t powered_off = 0, mismatches = 0;
 };
 
 // Runs programs [first, first + count) of `seed` under the three schedules;
 // returns the totals, failing at the first program whose outcomes differ.
-Totals differential(Isa isa, uint64_t seed, uint64_t first, uint64_t count, bool show) {
+Totals differential(Isa isa, uint64_t seed, uint64_t first, uint64_t count, bool show, bool all) {
   Totals t;
   for (uint64_t i = first; i < first + count; ++i) {
     const smp::Program p = smp::generate(isa, seed, i);
@@ -48,6 +50,12 @@ Totals differential(Isa isa, uint64_t seed, uint64_t first, uint64_t count, bool
     for (smp::Schedule s : {smp::Schedule::no_run_ahead, smp::Schedule::reference}) {
       const smp::Outcome other = smp::run(p, s);
       const std::string diff = smp::difference(ahead, other);
+      if (all && !diff.empty()) {
+        std::printf("program %llu: %s against %s: %s\n", static_cast<unsigned long long>(i),
+                    smp::name(smp::Schedule::run_ahead), smp::name(s), diff.c_str());
+        ++t.mismatches;
+        break;
+      }
       INFO("program " << i << " of seed " << seed << " (KSIM_SCHED_DIFF_SEED=" << seed << " KSIM_SCHED_DIFF_CASE=" << i
                       << "): " << p.describe() << "\n" << smp::name(smp::Schedule::run_ahead) << " against "
                       << smp::name(s) << ": " << diff << "\n" << p.listing());
@@ -67,13 +75,15 @@ void run_differential(Isa isa) {
   const char* one = std::getenv("KSIM_SCHED_DIFF_CASE");
   const uint64_t first = one && *one ? std::strtoull(one, nullptr, 0) : 0;
   const uint64_t count = one && *one ? 1 : env_u64("KSIM_SCHED_DIFF_PROGRAMS", kDefaultPrograms);
-  const Totals t = differential(isa, seed, first, count, one && *one);
+  const char* all = std::getenv("KSIM_SCHED_DIFF_ALL");
+  const Totals t = differential(isa, seed, first, count, one && *one, all && *all);
   std::printf("schedule differential (%s, seed %llu): %llu programs, %llu instructions, %llu run-aheads, "
-              "%llu put-backs, %llu powered off with status 0\n",
+              "%llu put-backs, %llu powered off with status 0, %llu mismatches\n",
               isa == Isa::rv64 ? "rv64" : "x86", static_cast<unsigned long long>(seed),
               static_cast<unsigned long long>(t.programs), static_cast<unsigned long long>(t.instructions),
               static_cast<unsigned long long>(t.runs_ahead), static_cast<unsigned long long>(t.put_backs),
-              static_cast<unsigned long long>(t.powered_off));
+              static_cast<unsigned long long>(t.powered_off), static_cast<unsigned long long>(t.mismatches));
+  CHECK(t.mismatches == 0);
   if (one && *one) return;
   // The programs must exercise what they are for: CPUs running ahead and
   // being put back, and (nearly always) every CPU reaching its end.

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "cpu/hex.hpp"
 #include "cpu/x86/x86_cpu.hpp"
 #include "mem/memory_map.hpp"
 #include "sim/machine.hpp"
@@ -89,6 +90,20 @@ TEST_CASE("x86 #UD names the unsupported instruction in the trap event", "[x86][
   CHECK(r.traps[0].c == kCode);
   CHECK_THAT(r.traps[0].text, Catch::Contains("addps"));
   CHECK(r.q(r.cpu().s.gpr[4]) == kCode);  // #UD is a fault: RIP of the instruction
+}
+
+// Issue 22: the crash report named the last trap of the loop, not the
+// instruction that started it.
+TEST_CASE("x86 a handler that faults is a trap loop, reported from the trap that started it", "[x86][trap]") {
+  Rig r;
+  r.code({0x0f, 0x58, 0xc1});  // addps xmm0, xmm1: #UD
+  r.code({0x0f, 0x58, 0xc1}, kHandler);  // and the #UD handler the same
+  const RunResult res = r.m.run();
+  REQUIRE(res.end == RunResult::End::crash);
+  CHECK_THAT(res.reason, Catch::Contains("unhandled trap loop: vector 6 at rip " + hex(kCode) + " ("));
+  CHECK_THAT(res.reason, Catch::Contains("addps"));
+  CHECK_THAT(res.reason, Catch::Contains(", then 8 more with no instruction retired, the last vector 6 at rip " +
+                                         hex(kHandler)));
 }
 
 TEST_CASE("x86 stores into executed code take effect at the next fetch", "[x86][decode-cache]") {

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <sstream>
 
 #include "apps/ksim/options.hpp"
@@ -69,7 +71,7 @@ int ui_main(const std::vector<std::string>& args) {
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
-      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image when no --elf: preempt, nopreempt, hello")
+      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image when no --elf: preempt, nopreempt, fig4, hello")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
       ("seed", po::value(&seed_opt)->default_value(U64{0}), "latency perturbation seed (0: none)")
       ("quantum", po::value(&quantum_opt)->default_value(U64{1}), "scheduling quantum: 1 is exact")
@@ -79,7 +81,7 @@ int ui_main(const std::vector<std::string>& args) {
       ("probe", po::value(&probe_specs)->composing(), "a probe in the kprobe_events syntax, registered at cycle 0 (repeatable)")
       ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
       ("kprobes-mode", po::value(&kprobes_mode)->default_value("modern"), "x86 stepping: modern or classic")
-      ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"), "how hits synchronise: rcu or spinlock")
+      ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"), "how hits synchronise: rcu or spinlock (Linux 2.6.9: no booster, no jump optimization)")
       ("kprobes-boost", po::value(&kprobes_boost)->default_value(1), "the x86 kprobe-booster: 1 (default) or 0")
       ("kprobes-optimization", po::value(&kprobes_optimization)->default_value(1),
        "jump optimization: 1 (default, as Linux; a detour buffer annotated in Code, the optimizer's steps on the "
@@ -113,6 +115,7 @@ int ui_main(const std::vector<std::string>& args) {
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock") throw UsageError{"--kprobes-locking must be rcu or spinlock"};
   for (int k : {kprobes_boost, kprobes_optimization, kprobes_rethook})
     if (k != 0 && k != 1) throw UsageError{"--kprobes-boost, --kprobes-optimization and --kprobes-rethook take 0 or 1"};
+  spinlock_era(vm, kprobes_locking, kprobes_boost, kprobes_optimization);
   if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
   if (probe_cpu < 0 || probe_cpu >= cpus)
     throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
@@ -131,13 +134,18 @@ int ui_main(const std::vector<std::string>& args) {
   app.width = width;
   app.height = height;
   app.ini = ini;
+  if (!ini.empty()) {
+    // ImGui writes the layout there at exit and says nothing when it cannot.
+    const std::filesystem::path dir = std::filesystem::absolute(ini).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0 ||
+        (std::filesystem::exists(ini, ec) && (!std::filesystem::is_regular_file(ini, ec) || access(ini.c_str(), W_OK) != 0)))
+      throw InputError(ini + ": cannot write the window layout there (--ini FILE, or --ini '' for nowhere)");
+  }
   if (!script.empty()) {
-    std::ifstream f(script);
-    if (!f) throw InputError("cannot read script " + script);
-    std::stringstream text;
-    text << f.rdbuf();
+    const std::string text = read_text_file(script, "script");
     try {
-      app.script = ui::parse_script(text.str(), script);
+      app.script = ui::parse_script(text, script);
     } catch (const ui::ScriptError& e) {
       throw UsageError{e.what()};
     }
@@ -164,11 +172,7 @@ int ui_main(const std::vector<std::string>& args) {
   spec.optimize = kprobes_optimization == 1;
   spec.rethook = kprobes_rethook == 1;
   if (!probe_script.empty()) {
-    std::ifstream in(probe_script, std::ios::binary);
-    if (!in) throw InputError(probe_script + ": cannot read the probe script");
-    std::stringstream text;
-    text << in.rdbuf();
-    spec.script = text.str();
+    spec.script = read_text_file(probe_script, "probe script");
     spec.script_file = probe_script;
     spec.script_cpu = probe_cpu;
   }

@@ -63,6 +63,17 @@ void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint
   }
 }
 
+// The length of the instruction at `pc` as the listing decodes it.
+unsigned insn_len(const ElfImage& img, const ElfSegment& seg, uint64_t pc) {
+  const uint64_t off = pc - seg.paddr;
+  if (off >= seg.bytes.size()) return 1;
+  if (img.isa == Isa::x86_64) {
+    const x86::Insn in = x86::decode(seg.bytes.data() + off, std::min<uint64_t>(15, seg.bytes.size() - off), pc);
+    return in.len ? in.len : 1;
+  }
+  return rv64::is_compressed(static_cast<uint16_t>(seg.bytes[off])) ? 2 : 4;
+}
+
 }  // namespace
 
 int cmd_disasm(const std::vector<std::string>& args) {
@@ -72,7 +83,7 @@ int cmd_disasm(const std::vector<std::string>& args) {
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86 (Intel syntax)")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
-      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image: preempt, nopreempt, hello")
+      ("image", po::value(&image)->default_value(kDefaultImage), "built-in image: preempt, nopreempt, fig4, hello")
       ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code");
   po::positional_options_description pos;
   pos.add("symbol", -1);
@@ -103,6 +114,18 @@ int cmd_disasm(const std::vector<std::string>& args) {
     const ElfSegment* seg = segment_of(*addr);
     if (!seg) throw InputError("'" + name + "' is not in an executable segment");
     const Symbol* sym = img.symbols.containing(*addr);
+    // Inside a function, only where an instruction starts, as a probe there
+    // is refused: from anywhere else the bytes decode to garbage.
+    if (sym && sym->addr < *addr && segment_of(sym->addr) == seg) {
+      uint64_t pc = sym->addr;
+      while (pc < *addr) {
+        const unsigned len = insn_len(img, *seg, pc);
+        if (pc + len > *addr)
+          throw InputError("'" + name + "' is not where an instruction starts: the " + std::to_string(len) +
+                           "-byte instruction at " + img.symbols.format(pc) + " covers it");
+        pc += len;
+      }
+    }
     uint64_t end = (sym && sym->size) ? sym->addr + sym->size : *addr + 4;
     end = std::min(end, seg->paddr + seg->bytes.size());
     list_range(img, *seg, *addr, end);

@@ -68,6 +68,7 @@ int race_run(const std::vector<std::string>& args) {
     return kGuestCrash;
   }
   std::printf("invariant held\n");
+  if (o.broken && s->unreachable) std::printf("note: this broken variant is not caught on ksim's machine: %s\n", s->unreachable);
   return kOk;
 }
 

@@ -87,7 +87,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("kprobes-locking", po::value(&kprobes_locking)->default_value("rcu"),
        "how probe hits on different CPUs synchronise: rcu (per-CPU state, lock-free lookup; Linux since 2.6.13) "
        "or spinlock (one global kprobe_lock around every hit's handler path, as Linux 2.6.9; the 2006 paper's "
-       "baseline)")
+       "baseline; it turns --kprobes-boost and --kprobes-optimization off, which 2.6.9 did not have)")
       ("kprobes-patching", po::value(&kprobes_patching),
        "how --probe-script operations reach the text while CPUs run (docs/PATCHING.md): text_poke (x86 default: "
        "write, then sync IPIs), text_poke_smp (x86, 2010: stop_machine), patch_text (RV64 default: stop_machine, "
@@ -119,6 +119,7 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError{"--kprobes-optimization must be 0 or 1"};
   if (kprobes_locking != "rcu" && kprobes_locking != "spinlock")
     throw UsageError{"--kprobes-locking must be rcu or spinlock"};
+  spinlock_era(vm, kprobes_locking, kprobes_boost, kprobes_optimization);
   kprobes::Patching patching = kprobes::default_patching(isa);
   if (!kprobes_patching.empty()) {
     if (!kprobes::parse_patching(kprobes_patching, patching))
@@ -188,10 +189,22 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   bool echo = !vm.count("quiet");
   bool console_ends_with_newline = true;
+  // A line at a time: a panic's backtrace line gets its address named
+  // (SymbolTable::name_backtrace_line), as kallsyms names it in Linux.
+  std::string console_line;
   m.console_sink = [&](char c) {
     if (!echo) return;  // -q: nothing printed, so no line to end before a probe line
-    std::fputc(c, stdout);
-    console_ends_with_newline = c == '\n';
+    if (c != '\n') {
+      console_line += c;
+      std::fputc(c, stdout);
+      console_ends_with_newline = false;
+      return;
+    }
+    const std::string named = m.symbols().name_backtrace_line(console_line);
+    std::fputs(named.c_str() + console_line.size(), stdout);
+    std::fputc('\n', stdout);
+    console_line.clear();
+    console_ends_with_newline = true;
   };
 
   // Probes: the engine at the head of the trap hooks, one line per hit.
@@ -221,13 +234,10 @@ int cmd_run(const std::vector<std::string>& args) {
       throw UsageError{e.what()};
     }
     if (!probe_script.empty()) {
-      std::ifstream in(probe_script, std::ios::binary);
-      if (!in) throw InputError(probe_script + ": cannot read the probe script");
-      std::stringstream text;
-      text << in.rdbuf();
+      const std::string text = read_text_file(probe_script, "probe script");
       try {
         ops = std::make_unique<kprobes::ProbeOpQueue>(
-            *session, kprobes::events::parse_probe_script(text.str(), probe_script, engine->arch()), probe_cpu,
+            *session, kprobes::events::parse_probe_script(text, probe_script, engine->arch()), probe_cpu,
             probe_script);
         ops->check();
       } catch (const kprobes::events::ScriptError& e) {

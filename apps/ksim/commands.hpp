@@ -29,6 +29,7 @@ struct UsageError {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_disasm(const std::vector<std::string>& args);
 int cmd_race(const std::vector<std::string>& args);
+int cmd_fig4(const std::vector<std::string>& args);
 
 Isa parse_isa(const std::string& s);
 // --code-model relaxed|strict (docs/CODE_MODEL.md), for ksim run and ksim-ui.

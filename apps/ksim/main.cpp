@@ -15,6 +15,7 @@ const char* kUsageText =
     "  run      run a guest (default: the built-in guest) and print a summary\n"
     "  disasm   disassemble a guest image, whole or by symbol\n"
     "  race     run a race scenario by seed, correct or broken (`ksim race list`)\n"
+    "  fig4     the 2006 paper's Figure 4: cycles with no probe, a spinlock and RCU\n"
     "\n"
     "`ksim <command> --help` describes a command's options.\n"
     "exit status: 0 guest passed, 1 guest failed, 2 usage error, 3 bad input file,\n"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "disasm") return cmd_disasm(args);
     if (cmd == "race") return cmd_race(args);
+    if (cmd == "fig4") return cmd_fig4(args);
     std::fprintf(stderr, "ksim: unknown command '%s'\n\n%s", cmd.c_str(), kUsageText);
     return Exit::kUsage;
   } catch (const UsageError& e) {

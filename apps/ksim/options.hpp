@@ -3,7 +3,10 @@
 #pragma once
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,13 @@
 namespace ksim::cli {
 
 namespace po = boost::program_options;
+
+// A value refused with a hint of what was expected: the hint goes after
+// Boost's message, not inside the quoted value it repeats.
+struct BadValue : po::invalid_option_value {
+  std::string hint;
+  BadValue(const std::string& value, std::string expected) : po::invalid_option_value(value), hint(std::move(expected)) {}
+};
 
 // An unsigned 64-bit option value. Boost's own unsigned parsing accepts
 // "-1" and wraps it to 2^64-1; this one takes decimal digits only.
@@ -36,7 +46,7 @@ inline void validate(boost::any& out, const std::vector<std::string>& values, U6
     }
     v = v * 10 + d;
   }
-  if (!ok) throw po::invalid_option_value(s + " (expected a non-negative integer)");
+  if (!ok) throw BadValue(s, "a non-negative integer below 2^64");
   out = boost::any(U64{v});
 }
 
@@ -50,6 +60,8 @@ inline bool parse_options(const std::vector<std::string>& args, const char* usag
     if (pos) parser.positional(*pos);
     po::store(parser.run(), vm);
     po::notify(vm);
+  } catch (const BadValue& e) {
+    throw UsageError{std::string(e.what()) + " (expected " + e.hint + ")"};
   } catch (const po::error& e) {
     throw UsageError{e.what()};
   }
@@ -58,6 +70,36 @@ inline bool parse_options(const std::vector<std::string>& args, const char* usag
     return false;
   }
   return true;
+}
+
+// The text of a file a person named (a probe script, a debugger script):
+// a missing file, a folder or an unreadable one is an InputError (exit
+// status 3) naming `what`, never an empty text.
+inline std::string read_text_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw InputError(path + ": cannot read the " + what + ": no such file");
+  if (!std::filesystem::is_regular_file(st)) throw InputError(path + ": cannot read the " + what + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(path + ": cannot read the " + what);
+  return text.str();
+}
+
+// --kprobes-locking spinlock is Linux 2.6.9's one kprobe_lock, which came
+// before the kprobe-booster (2.6.17) and jump optimization (2.6.34): a
+// boosted or optimized hit would never take it, and the run would measure
+// nothing of what its flags say. So with spinlock both default to off, and
+// asking for either is refused.
+inline void spinlock_era(const po::variables_map& vm, const std::string& locking, int& boost, int& optimization) {
+  if (locking != "spinlock") return;
+  for (const char* o : {"kprobes-boost", "kprobes-optimization"})
+    if (vm.count(o) && !vm[o].defaulted() && vm[o].as<int>() != 0)
+      throw UsageError{std::string("--") + o + " 1 cannot go with --kprobes-locking spinlock: Linux 2.6.9's "
+                       "kprobe_lock predates the booster and jump optimization, whose hits would never take it"};
+  boost = 0;
+  optimization = 0;
 }
 
 }  // namespace ksim::cli

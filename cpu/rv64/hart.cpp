@@ -452,10 +452,13 @@ void Hart::take_trap(const TrapInfo& t) {
   if (on_trap) on_trap(*this, TrapRecord{t, true, taken});
 
   if (!t.interrupt && note_exception(s.instret, ctl_.instret_at_last_trap, ctl_.nested_traps)) {
+    loop_last_ = t;
     stop_reason_ = StopReason::trap_loop;
     request_stop();
     return;
   }
+
+  if (!t.interrupt && ctl_.nested_traps == 0) loop_first_ = t;  // a loop's first trap, for its report
 
   // A hook that passes the trap on may have moved the PC (the kprobes
   // engine reports a fault in an out-of-line step at the probed address).

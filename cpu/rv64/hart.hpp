@@ -107,6 +107,12 @@ class Hart final : public Cpu {
   bool crashed() const { return stop_reason_ == StopReason::trap_loop; }
   bool hook_stopped() const { return stop_reason_ == StopReason::hook; }
   const TrapInfo& last_trap() const { return last_trap_; }
+  // After a trap loop: the exception that started it (what the guest did
+  // wrong; the rest are its trap vector faulting) and the one that ended
+  // it. (Not in checkpoints: a run restored inside a loop reports the
+  // first trap since the restore.)
+  const TrapInfo& trap_loop_first() const { return loop_first_; }
+  const TrapInfo& trap_loop_last() const { return loop_last_; }
   uint64_t last_trap_cycle() const { return last_trap_cycle_; }
 
   // --- Used by the instruction semantics ------------------------------------
@@ -382,6 +388,7 @@ class Hart final : public Cpu {
   uint64_t step_budget_ = 0;  // precise loop: steps left (0 = unlimited)
   StopReason stop_reason_ = StopReason::none;
   TrapInfo last_trap_{};
+  TrapInfo loop_first_{}, loop_last_{};
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
 };

@@ -1,5 +1,7 @@
 #include "cpu/x86/x86_cpu.hpp"
 
+#include "cpu/hex.hpp"
+
 #include <limits>
 #include <span>
 
@@ -227,7 +229,19 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     crash_reason_ = "cpu " + std::to_string(id_) + ": " + why;
     request_stop();
   };
-  if (trap_loop) return crash("unhandled trap loop (vector " + std::to_string(vector) + ")");
+  if (!interrupt && nested_traps_ == 0) {  // a loop's first trap, for its report
+    loop_first_vector_ = vector;
+    loop_first_rip_ = t.pc;
+    loop_first_text_ = text;
+  }
+  // The first trap is what the guest did wrong; the others are its
+  // handlers faulting in turn. (Not in checkpoints: a run restored inside
+  // a loop names the first trap since the restore.)
+  if (trap_loop)
+    return crash("unhandled trap loop: vector " + std::to_string(loop_first_vector_) + " at rip " +
+                 hex(loop_first_rip_) + (loop_first_text_.empty() ? "" : " (" + loop_first_text_ + ")") + ", then " +
+                 std::to_string(kMaxNestedTraps) + " more with no instruction retired, the last vector " +
+                 std::to_string(vector) + " at rip " + hex(t.pc));
   const uint64_t gate = s.idt_base + 16ull * vector;
   uint64_t lo, hi;
   if (16ull * vector + 15 > s.idt_limit || !bus_.ram().contains(gate, 16)) {

@@ -472,6 +472,9 @@ class X86Cpu final : public Cpu {
   State ahead_s_;
   std::pair<uint64_t, uint64_t> ahead_sync_{};  // CodeViews::sync_point at the ahead point
   Control ahead_ctl_{};
+  uint8_t loop_first_vector_ = 0;  // the exception that started the current trap loop
+  uint64_t loop_first_rip_ = 0;
+  std::string loop_first_text_;
   Insn sync_insn_{};  // what fetch() returns when decoding is a sync point
   uint64_t stop_ = 0;
   bool stop_requested_ = false;

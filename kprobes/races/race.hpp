@@ -88,6 +88,9 @@ struct Scenario {
   // The built-in guest kernel it runs on (`--image`): "preempt" or
   // "nopreempt". Whether a task can be preempted is part of some races.
   const char* image = "preempt";
+  // When the broken variant cannot be caught on ksim's machine today, why
+  // (docs/RACES.md); nullptr when it can.
+  const char* unreachable = nullptr;
 };
 
 // Throws unless the kernel loaded in `m` is the scenario's image (its

@@ -35,8 +35,11 @@ const std::vector<Scenario>& scenarios() {
        true, false, KSIM_RACE_FNS(sail_past)},
       {"slot-reuse",
        "probes removed and defined again while CPUs step in their slots: a freed slot waits for its grace "
-       "period (correct) or is reused at once (broken); no slot may change under a CPU stepping in it",
-       true, true, KSIM_RACE_FNS(slot_reuse)},
+       "period (correct) or is reused at once (broken); a CPU must execute its probe's copy in the slot",
+       true, true, KSIM_RACE_FNS(slot_reuse), "preempt",
+       "a CPU is between its breakpoint trap and its step for about 75 cycles (cpu/timing.hpp: trap, lookup, "
+       "handler, step set-up), and the definition that reuses a slot comes at least 800 cycles after the removal "
+       "that freed it (the removal's cost): no hit spans both"},
       {"stale-code-x86",
        "a kprobe armed and disarmed under the relaxed code model with text_poke and its sync IPIs (correct) or "
        "without them (broken); after a patch returns no CPU may execute the bytes it replaced",

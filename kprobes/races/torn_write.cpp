@@ -25,12 +25,16 @@ struct SiteChecker : EventObserver {
     if (e.kind != EventKind::insn || e.a != site || out->violated) return;
     const uint64_t five = e.b & 0xff'ffff'ffffull;
     if ((e.b & 0xff) == 0xcc || five == old5 || five == new5) return;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "cycle %llu: cpu %d fetched %010llx at ksim_patch_site (%s), neither the nop "
-                  "%010llx nor the jmp %010llx",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, static_cast<unsigned long long>(five),
-                  hex(site).c_str(), static_cast<unsigned long long>(old5), static_cast<unsigned long long>(new5));
-    violate(*out, *m, e.cycle, buf);
+    // In memory order, as objdump and the Code window print x86 bytes.
+    auto bytes = [](uint64_t v) {
+      uint8_t b[5];
+      std::memcpy(b, &v, 5);
+      return insn_bytes(Isa::x86_64, b, 5);
+    };
+    violate(*out, *m, e.cycle,
+            "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " fetched " + bytes(five) +
+                " at ksim_patch_site (" + hex(site) + "), neither the nop " + bytes(old5) + " nor the jmp " +
+                bytes(new5));
   }
 };
 
@@ -79,9 +83,11 @@ std::unique_ptr<EventObserver> torn_write_checker(Machine& m, const Options& o, 
 }
 
 std::string torn_write_notes(const kprobes::Engine& eng, const Options& o, const Setup&, uint64_t) {
+  const uint64_t jobs = eng.patcher().totals().jobs;
   return std::string("patch of ksim_patch_site from cycle ") + std::to_string(patch_cycle(o)) +
-         (o.broken ? ", one byte at a time" : ", text_poke_bp") + "; " + std::to_string(eng.patcher().totals().jobs) +
-         " patch done";
+         (o.broken ? ", one byte at a time" : ", text_poke_bp") + "; " +
+         (jobs == 0 ? "still patching when the run stopped"
+                    : jobs == 1 ? "the patch finished" : std::to_string(jobs) + " patches finished");
 }
 
 }  // namespace ksim::race

@@ -1,5 +1,7 @@
 #include "sim/elf/symbols.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -195,6 +197,32 @@ std::optional<uint64_t> SymbolTable::resolve(std::string_view spec) const {
   }
   if (offset > kMaxAddr - addr) return std::nullopt;
   return addr + offset;
+}
+
+}  // namespace ksim
+
+namespace ksim {
+
+std::string SymbolTable::name_backtrace_line(const std::string& line) const {
+  // "[<" 16 hex digits ">]" at the end of the line.
+  if (line.size() < 20 || line.compare(line.size() - 2, 2, ">]") != 0) return line;
+  const size_t open = line.size() - 20;
+  if (line.compare(open, 2, "[<") != 0) return line;
+  uint64_t addr = 0;
+  for (size_t i = open + 2; i < open + 18; ++i) {
+    const char c = line[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return line;
+    addr = addr << 4 | static_cast<uint64_t>(d);
+  }
+  // A return address: the call that made it is just before it, and may be
+  // the last instruction of its function (Linux's %pB looks up addr - 1).
+  const Symbol* s = addr ? containing(addr - 1) : nullptr;
+  if (!s) return line;
+  char off[48];
+  std::snprintf(off, sizeof off, "+0x%llx/0x%llx", static_cast<unsigned long long>(addr - s->addr),
+                static_cast<unsigned long long>(s->size));
+  return line + " " + s->name + off;
 }
 
 }  // namespace ksim

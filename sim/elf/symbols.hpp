@@ -39,6 +39,13 @@ class SymbolTable {
   // Returns nullopt for an unknown symbol or a malformed spec.
   std::optional<uint64_t> resolve(std::string_view spec) const;
 
+  // A console line of a guest backtrace ("... [<0000000080001a2c>]", as
+  // Linux prints one before kallsyms names it) with the address named
+  // after it, as Linux's `[<addr>] sym+off/size`: " do_fork+0x2c/0x6e".
+  // Other lines come back as they are. For display only: the console
+  // events keep the guest's own bytes.
+  std::string name_backtrace_line(const std::string& line) const;
+
   std::span<const Symbol> all() const { return by_addr_; }
   bool empty() const { return by_addr_.empty(); }
 

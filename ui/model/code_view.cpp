@@ -125,11 +125,7 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
     CodeLine l;
     l.addr = pc;
     if (const Symbol* s = syms.containing(pc); s && s->addr == pc) l.label = s->name;
-    char hb[4];
-    for (unsigned k = 0; k < dec.len && off + k < orig.size(); ++k) {
-      std::snprintf(hb, sizeof hb, "%02x", orig[off + k]);
-      l.bytes += hb;
-    }
+    l.bytes = insn_bytes(isa, orig.data() + off, std::min<size_t>(dec.len, orig.size() - off));
     l.text = dec.text;
     for (int c = 0; c < m.cpu_count(); ++c)
       if (m.cpu(c).pc() == pc) l.cpus.push_back(c);

@@ -53,9 +53,17 @@ struct Position {
 struct EventFilter {
   EventKind kind = EventKind::probe;
   int cpu = -1;      // -1: any CPU
-  std::string text;  // probe events: only those with this text ("KPROBE_HIT_ACTIVE": a hit); "" any
+  // Probe events: only those with one of these texts (a hit:
+  // "KPROBE_HIT_ACTIVE" from the breakpoint, "optimized-hit" from a
+  // detour buffer's jump); none: any.
+  std::vector<std::string> texts;
   bool matches(const EventLog& log, const EventRec& r) const {
-    return r.kind == kind && (cpu < 0 || r.cpu == cpu) && (text.empty() || log.text(r) == text);
+    if (r.kind != kind || (cpu >= 0 && r.cpu != cpu)) return false;
+    if (texts.empty()) return true;
+    const std::string& t = log.text(r);
+    for (const std::string& want : texts)
+      if (t == want) return true;
+    return false;
   }
 };
 

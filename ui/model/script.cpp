@@ -1,5 +1,7 @@
 #include "ui/model/script.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <map>
 #include <sstream>
 
@@ -7,11 +9,11 @@ namespace ksim::ui {
 
 namespace {
 
+// A decimal that fits in 64 bits.
 bool is_number(const std::string& s) {
-  if (s.empty() || s.size() > 20) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
 }
 
 // verb -> (min args, max args, numeric args from index)
@@ -50,14 +52,14 @@ bool event_filter_named(const std::string& name, EventFilter& out) {
   out = EventFilter{};
   if (name == "hit") {
     out.kind = EventKind::probe;
-    out.text = "KPROBE_HIT_ACTIVE";
+    out.texts = {"KPROBE_HIT_ACTIVE", "optimized-hit"};
   } else if (name == "arm" || name == "disarm" || name == "text-write" || name == "gp-end") {
     // Steps of the patching protocols and RCU (kprobes/patching.hpp, rcu.hpp).
     out.kind = EventKind::probe;
-    out.text = name;
+    out.texts = {name};
   } else if (name == "stop-machine") {  // a CPU acting on a new multi_cpu_stop state
     out.kind = EventKind::probe;
-    out.text = "stop_machine";
+    out.texts = {"stop_machine"};
   } else if (name == "probe") out.kind = EventKind::probe;
   else if (name == "trap") out.kind = EventKind::trap;
   else if (name == "interrupt") out.kind = EventKind::interrupt;
@@ -111,7 +113,11 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
                 " argument(s)");
     if (s.numeric_from >= 0)
       for (size_t i = static_cast<size_t>(s.numeric_from); i < a.args.size(); ++i)
-        if (!is_number(a.args[i])) throw bad("'" + a.args[i] + "' is not a non-negative integer");
+        if (!is_number(a.args[i])) throw bad("'" + a.args[i] + "' is not an integer from 0 to 18446744073709551615");
+    // Counts of frames are drawn one by one, and a CPU is one of at most 64.
+    if ((a.verb == "wait" || a.verb == "fps") && !a.args.empty() && a.number(0, 0) > kMaxFrames)
+      throw bad(a.verb + " takes at most " + std::to_string(kMaxFrames) + " frames");
+    if (a.verb == "select-cpu" && a.number(0, 0) >= 64) throw bad("select-cpu takes a CPU number below 64");
     if ((a.verb == "drag" && (!is_int(a.args[1]) || !is_int(a.args[2]))) || (a.verb == "wheel" && !is_int(a.args[1])))
       throw bad("expected integer pixel/notch amounts");
     if ((a.verb == "next-event" || a.verb == "prev-event")) {

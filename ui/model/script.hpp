@@ -15,10 +15,13 @@
 //   type WINDOW/LABEL TEXT   click into a text field, type TEXT, press Enter
 //   drag WINDOW/LABEL DX DY  press on the widget, move by (DX, DY) pixels, release
 //   wheel WINDOW/LABEL N     N wheel notches over the widget (positive: away, zooms in)
-//   wait [N]                 N frames (default 1)
+//   wait [N]                 N frames (default 1, at most kMaxFrames)
 //   screenshot FILE          the window as PNG
-//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory (to stdout, for tests)
-//   fps N                    draw N frames, print the frame rate
+//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory | race | code
+//                            (to stdout, for tests)
+// Numbers are decimal and fit in 64 bits; anything else is a ScriptError
+// naming the line.
+//   fps N                    draw N frames (at most kMaxFrames), print the frame rate
 //   quit                     print `ksim run`'s summary and exit
 #pragma once
 #include <cstdint>
@@ -29,6 +32,9 @@
 #include "ui/model/debugger.hpp"
 
 namespace ksim::ui {
+
+// The most frames a `wait` or `fps` draws (ten minutes at 60 frames/s).
+inline constexpr uint64_t kMaxFrames = 36'000;
 
 struct ScriptAction {
   std::string verb;
@@ -46,7 +52,8 @@ class ScriptError : public std::runtime_error {
 std::vector<ScriptAction> parse_script(const std::string& text, const std::string& name);
 
 // The event filter a script (or the Control window) names: "hit" is a
-// probe event KPROBE_HIT_ACTIVE; false for an unknown name.
+// probe event KPROBE_HIT_ACTIVE (a breakpoint hit) or optimized-hit (a
+// jump-optimized one); false for an unknown name.
 bool event_filter_named(const std::string& name, EventFilter& out);
 // The names, in the order the Control window lists them.
 const std::vector<std::string>& event_filter_names();

@@ -36,17 +36,19 @@ void draw_console(ViewState& s) {
     for (uint32_t i : log.of_kind(EventKind::console)) {
       if (i >= log.cursor()) break;
       const EventRec& r = log[i];
-      if (s.console_cpu < 0 || r.cpu == s.console_cpu) items.push_back({r.cycle, r.cpu, &log.text(r), false});
+      if (s.console_cpu < 0 || r.cpu == s.console_cpu) items.push_back({r.cycle, r.cpu, r.text, false});
     }
     if (s.console_probe_lines)
       for (size_t i = 0; i < log.line_cursor(); ++i) {
         const ProbeLine& l = log.lines()[i];
-        if (s.console_cpu < 0 || l.cpu == s.console_cpu) items.push_back({l.cycle, l.cpu, &l.text, true});
+        if (s.console_cpu < 0 || l.cpu == s.console_cpu)
+          items.push_back({l.cycle, l.cpu, static_cast<uint32_t>(i), true});
       }
     std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.cycle < b.cycle; });
   }
   const auto& items = s.console_cache;
 
+  const SymbolTable& syms = s.d.world().machine().symbols();
   ImGui::BeginChild("lines", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   ImGuiListClipper clip;
   clip.Begin(static_cast<int>(items.size()));
@@ -54,9 +56,10 @@ void draw_console(ViewState& s) {
     for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
       const auto& it = items[static_cast<size_t>(i)];
       if (it.probe)
-        ImGui::TextColored(ImVec4(1, 0.7f, 0.35f, 1), "%s", it.text->c_str());
+        ImGui::TextColored(ImVec4(1, 0.7f, 0.35f, 1), "%s", log.lines()[it.ref].text.c_str());
       else
-        ImGui::Text("[%d] %9" PRIu64 "  %s", it.cpu, it.cycle, it.text->c_str());
+        ImGui::Text("[%d] %9" PRIu64 "  %s", it.cpu, it.cycle,
+                    syms.name_backtrace_line(log.text(it.ref)).c_str());  // a panic's backtrace named
     }
   if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 4) ImGui::SetScrollHereY(1.0f);
   ImGui::EndChild();

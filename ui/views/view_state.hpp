@@ -74,10 +74,12 @@ struct ViewState {
   // Console
   int console_cpu = -1;
   bool console_probe_lines = true;
+  // An index, not a pointer: the log's texts and probe lines grow (a
+  // search ahead adds lines) and move while the cache lives.
   struct ConsoleItem {
     uint64_t cycle;
     int cpu;
-    const std::string* text;
+    uint32_t ref;  // probe: index into EventLog::lines(); else a text id
     bool probe;
   };
   std::vector<ConsoleItem> console_cache;

@@ -232,6 +232,20 @@ TEST_CASE("Bad input: options, scripts and a missing display give clean errors",
   ProcessResult bad_script = run_process({KSIM_UI_BIN, "--script", script});
   CHECK(bad_script.status == 2);
   CHECK(bad_script.err.find(":2: unknown action 'fly'") != std::string::npos);
+  // Issue 22: a number too large for 64 bits ended with "internal error:
+  // stoull" (exit 4); a folder as the probe script ran with no operation; a
+  // layout file nobody can write was ignored.
+  std::ofstream(script) << "step 99999999999999999999\nquit\n";
+  ProcessResult huge = run_process({KSIM_UI_BIN, "--script", script});
+  CHECK(huge.status == 2);
+  CHECK(huge.err.find(":1: '99999999999999999999' is not an integer from 0 to 18446744073709551615") !=
+        std::string::npos);
+  ProcessResult folder = run_process({KSIM_UI_BIN, "--probe-script", "/tmp"});
+  CHECK(folder.status == 3);
+  CHECK(folder.err.find("/tmp: cannot read the probe script: not a regular file") != std::string::npos);
+  ProcessResult bad_ini = run_process({KSIM_UI_BIN, "--ini", "/nonexistent-dir/layout.ini"});
+  CHECK(bad_ini.status == 3);
+  CHECK(bad_ini.err.find("/nonexistent-dir/layout.ini: cannot write the window layout there") != std::string::npos);
   std::ofstream(script) << "quit\n";
   ProcessResult no_display = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", KSIM_UI_BIN,
                                           "--script", script, "--ini", ""});
