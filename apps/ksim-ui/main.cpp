@@ -49,6 +49,7 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
             std::to_string(o.seed);
   r.violated = out.violated;
   r.cycle = out.cycle;
+  r.cpu = out.cpu;
   r.violation = out.violated ? out.violation : out.notes;
   app.race = r;
   if (vm.count("at"))

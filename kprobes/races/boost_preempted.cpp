@@ -54,7 +54,7 @@ struct BoostChecker : EventObserver {
                   "%llu (preempted there)",
                   static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(), hex(slot).c_str(),
                   static_cast<unsigned long long>(f->second), static_cast<unsigned long long>(entered[c].second));
-    violate(*out, *m, e.cycle, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf);
   }
 };
 

@@ -49,7 +49,7 @@ struct MaxactiveChecker : EventObserver {
                     "instance nor counted a miss (%llu calls, %llu accounted for)",
                     static_cast<unsigned long long>(e.cycle), e.cpu, static_cast<unsigned long long>(open[c]),
                     static_cast<unsigned long long>(calls), static_cast<unsigned long long>(accounted));
-      violate(*out, *m, e.cycle, buf);
+      violate(*out, *m, e.cycle, e.cpu, buf);
       return;
     }
     ++calls;

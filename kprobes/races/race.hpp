@@ -37,6 +37,7 @@ struct Options {
 struct Outcome {
   bool violated = false;
   uint64_t cycle = 0;     // of the violation
+  int cpu = -1;           // the CPU that broke the invariant
   std::string violation;  // what broke: cycle, CPUs, addresses
   RunResult run;          // how the run ended
   std::string notes;      // what the run did (one line each)
@@ -74,7 +75,7 @@ struct Setup {
 };
 
 // Records a violation (the first one counts) and stops the run there.
-void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what);
+void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what);
 
 struct Scenario {
   const char* name;

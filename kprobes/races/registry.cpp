@@ -138,10 +138,11 @@ Outcome run(const Scenario& sc, const ElfImage& kernel, const Options& o) {
   return out;
 }
 
-void violate(Outcome& out, Machine& m, uint64_t cycle, const std::string& what) {
+void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what) {
   if (out.violated) return;
   out.violated = true;
   out.cycle = cycle;
+  out.cpu = cpu;
   out.violation = what;
   m.request_stop("race violation: " + what);
 }

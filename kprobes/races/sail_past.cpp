@@ -43,7 +43,7 @@ struct SailChecker : EventObserver {
                   "in place: neither a hit nor counted in nmissed",
                   static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str(),
                   steppers.empty() ? "another CPU" : steppers.c_str());
-    violate(*out, *m, e.cycle, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf);
   }
 };
 

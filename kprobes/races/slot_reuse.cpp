@@ -64,7 +64,7 @@ struct SlotWatch : EventObserver {
     std::memcpy(ran, &e.b, 8);
     std::memcpy(want, &it->second, 8);
     const Isa isa = m->config().isa;
-    violate(*out, *m, e.cycle,
+    violate(*out, *m, e.cycle, e.cpu,
             "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " hit the probe on " +
                 m->symbols().format(probe) + " and executed " + insn_bytes(isa, ran, len) + " in its slot " +
                 hex(slot) + ", not the probe's copy " + insn_bytes(isa, want, len) +

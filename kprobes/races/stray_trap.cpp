@@ -31,7 +31,7 @@ struct StrayChecker : EventObserver {
                   "cycle %llu: cpu %d: the breakpoint trap at %s (fib_recursive) reached the guest: its probe had "
                   "just been removed and the original instruction put back",
                   static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str());
-    violate(*out, *m, e.cycle, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf);
   }
 };
 

@@ -31,7 +31,7 @@ struct SiteChecker : EventObserver {
       std::memcpy(b, &v, 5);
       return insn_bytes(Isa::x86_64, b, 5);
     };
-    violate(*out, *m, e.cycle,
+    violate(*out, *m, e.cycle, e.cpu,
             "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " fetched " + bytes(five) +
                 " at ksim_patch_site (" + hex(site) + "), neither the nop " + bytes(old5) + " nor the jmp " +
                 bytes(new5));

@@ -188,7 +188,10 @@ class ScriptDriver {
         std::printf("race: none\n");
       else
         std::printf("race: %s; %s\n", s_.race_title.c_str(),
-                    s_.race_violated ? ("violation at cycle " + std::to_string(s_.race_cycle)).c_str() : "no violation");
+                    s_.race_violated ? ("violation at cycle " + std::to_string(s_.race_cycle) + " by cpu " +
+                                        std::to_string(s_.race_cpu))
+                                           .c_str()
+                                     : "no violation");
     } else if (what == "cpu") {
       const CpuRow r = cpu_row(d, s_.selected_cpu);
       std::printf("cpu: %d pc %s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(), r.steps,
@@ -304,7 +307,9 @@ int run_app(Debugger& d, const AppOptions& o) {
     s.race_title = o.race->title;
     s.race_violated = o.race->violated;
     s.race_cycle = o.race->cycle;
+    s.race_cpu = o.race->cpu;
     s.race_violation = o.race->violation;
+    if (s.race_violated && s.race_cpu >= 0) s.selected_cpu = s.race_cpu;  // the CPU that broke it
   }
   ScriptDriver script(o, s);
   int status = 0;

@@ -22,6 +22,7 @@ struct AppOptions {
     std::string title;      // "torn-write, broken, x86, 4 CPUs, seed 1"
     bool violated = false;
     uint64_t cycle = 0;     // of the violation
+    int cpu = -1;           // the CPU that broke the invariant (selected when it opens)
     std::string violation;  // the checker's line
   };
   std::optional<Race> race;

@@ -17,11 +17,13 @@ void draw_control(ViewState& s) {
   if (!s.race_title.empty()) {  // --race: the scenario, and its violation (a red line on the timeline)
     ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "race %s", s.race_title.c_str());
     if (s.race_violated) {
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "violation at cycle %" PRIu64 ":", s.race_cycle);
+      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "violation at cycle %" PRIu64 " by CPU %d:", s.race_cycle,
+                         s.race_cpu);
       ImGui::TextWrapped("%s", s.race_violation.c_str());
       if (button(s, "Go to the violation")) {
         s.running = false;
         d.go_to_cycle(s.race_cycle);
+        if (s.race_cpu >= 0) s.selected_cpu = s.race_cpu;
       }
     } else {
       ImGui::TextColored(ImVec4(0.5f, 1, 0.5f, 1), "the invariant held");

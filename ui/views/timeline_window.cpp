@@ -191,15 +191,26 @@ void draw_timeline(ViewState& s) {
     dl->AddTriangleFilled(p1, ImVec2(p1.x - 4, p1.y + dir * 7), ImVec2(p1.x + 4, p1.y + dir * 7),
                           IM_COL32(80, 240, 240, 220));
   }
-  // A race's violation.
-  if (s.race_violated) {
-    const float xv = x0 + static_cast<float>(s.range.x_of(static_cast<double>(s.race_cycle), w));
-    dl->AddLine(ImVec2(xv, origin.y), ImVec2(xv, origin.y + h), IM_COL32(255, 60, 60, 255), 2);
-    dl->AddText(ImVec2(xv + 3, origin.y + axis_h), IM_COL32(255, 90, 90, 255), "violation");
-  }
-  // Now.
+  // Now: a line, and a marker on the axis that stays visible when the
+  // violation's line covers it.
   const float xn = x0 + static_cast<float>(s.range.x_of(now, w));
   dl->AddLine(ImVec2(xn, origin.y), ImVec2(xn, origin.y + h), IM_COL32(255, 230, 60, 255), 2);
+  dl->AddTriangleFilled(ImVec2(xn - 6, origin.y), ImVec2(xn + 6, origin.y), ImVec2(xn, origin.y + 9),
+                        IM_COL32(255, 230, 60, 255));
+  // A race's violation, over everything else, its CPU's lane marked.
+  if (s.race_violated) {
+    const float xv = x0 + static_cast<float>(s.range.x_of(static_cast<double>(s.race_cycle), w));
+    dl->AddLine(ImVec2(xv, origin.y + 9), ImVec2(xv, origin.y + h), IM_COL32(255, 60, 60, 255), 2);
+    if (s.race_cpu >= 0 && s.race_cpu < cpus) {
+      const float yc = origin.y + axis_h + (static_cast<float>(s.race_cpu) + 0.5f) * lane_h;
+      dl->AddCircleFilled(ImVec2(xv, yc), 5, IM_COL32(255, 60, 60, 255));
+    }
+    // The label beside the line, on its left when the right edge is near.
+    const std::string label = "violation, CPU " + std::to_string(s.race_cpu);
+    const float tw = ImGui::CalcTextSize(label.c_str()).x;
+    const float xl = xv + 3 + tw > x0 + w ? xv - 3 - tw : xv + 3;
+    dl->AddText(ImVec2(xl, origin.y + axis_h), IM_COL32(255, 90, 90, 255), label.c_str());
+  }
   dl->PopClipRect();
 
   if (hovered) {

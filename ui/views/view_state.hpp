@@ -35,6 +35,7 @@ struct ViewState {
   std::string race_title, race_violation;
   bool race_violated = false;
   uint64_t race_cycle = 0;
+  int race_cpu = -1;
 
   // Control
   int event_filter = 0;  // index into event_filter_names()

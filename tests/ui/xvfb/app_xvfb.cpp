@@ -256,7 +256,7 @@ TEST_CASE("Bad input: options, scripts and a missing display give clean errors",
 
 TEST_CASE("Race scenario: --race opens it at its violation, shown in Control and on the timeline", "[ui][xvfb][race]") {
   const std::string png = tmp("race.png");
-  ProcessResult r = ui("wait 3\nprint race\nprint position\nscreenshot " + png + "\nquit\n",
+  ProcessResult r = ui("wait 3\nprint race\nprint position\nprint cpu\nscreenshot " + png + "\nquit\n",
                        {"--race", "torn-write", "--variant", "broken", "--seed", "1"});
   CHECK(r.status == 0);
   // Seed 1 tears (docs/RACES.md); `ksim race run` finds the same violation
@@ -266,6 +266,11 @@ TEST_CASE("Race scenario: --race opens it at its violation, shown in Control and
   CHECK(grab(r.out, "position: cycle (\\d+)") == at);
   ProcessResult cli = run_process({KSIM_BIN, "race", "run", "torn-write", "--variant", "broken", "--seed", "1"});
   CHECK(grab(cli.out, "violation: cycle (\\d+)") == at);
+  // It opens on the CPU that broke the invariant (issue 22: it opened on CPU 0).
+  const std::string who = grab(cli.out, "violation: cycle \\d+: cpu (\\d+) ");
+  REQUIRE(who != "");
+  CHECK(grab(r.out, "violation at cycle \\d+ by cpu (\\d+)") == who);
+  CHECK(grab(r.out, "\ncpu: (\\d+) pc ") == who);
   Png p = read_png(png);
   CHECK(p.w == 1280);
   CHECK(p.colours > 50);
