@@ -13,7 +13,6 @@ void draw_control(ViewState& s) {
   if (!s.begin("Control", ImVec2(0, 0), ImVec2(ds.x * 0.34f, ds.y * 0.24f))) return s.end();
   Debugger& d = s.d;
   const Position& p = d.position();
-  Machine& m = d.world().machine();
   if (!s.race_title.empty()) {  // --race: the scenario, and its violation (a red line on the timeline)
     ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "race %s", s.race_title.c_str());
     if (s.race_violated) {
@@ -98,8 +97,11 @@ void draw_control(ViewState& s) {
     s.state_hash = d.state_hash();
     s.hash_moves = d.moves();
   }
+  // The world as it is now, not as it was when this window began: a move
+  // back rebuilds it (found under AddressSanitizer: a use after free).
+  Machine& now = d.world().machine();
   uint64_t instret = 0;
-  for (int c = 0; c < m.cpu_count(); ++c) instret += m.cpu(c).instret();
+  for (int c = 0; c < now.cpu_count(); ++c) instret += now.cpu(c).instret();
   ImGui::Separator();
   ImGui::Text("cycle %" PRIu64 "   (CPUs at %" PRIu64 "..%" PRIu64 ")", d.here(), p.low, p.high);
   ImGui::Text("steps %" PRIu64 "   instructions %" PRIu64, p.steps, instret);

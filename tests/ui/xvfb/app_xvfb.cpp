@@ -313,3 +313,49 @@ TEST_CASE("Memory: the event history of a 10-million-cycle, 16-CPU run with prob
   CHECK(std::stod(mib) < 200.0);
   CHECK(num(grab(r.out, "memory: (\\d+) events")) > 100'000);  // a history, not an empty log
 }
+
+// Issue 22: DEBUGGER.md's sample script crashed ksim-ui 6 runs of 6 (the
+// Console kept pointers into the probe lines, which a search ahead
+// reallocated). The page's own script, ten times; CI runs this under
+// AddressSanitizer as well (scripts/test.sh), where a use after free stops
+// the run.
+TEST_CASE("DEBUGGER.md's sample script runs to the end, ten times of ten", "[ui][xvfb]") {
+  std::ifstream page(std::string(KSIM_SOURCE_DIR) + "/docs/DEBUGGER.md");
+  std::stringstream text;
+  text << page.rdbuf();
+  const std::string md = text.str();
+  const size_t at = md.find("\n```\nrun-to-cycle");
+  REQUIRE(at != std::string::npos);
+  std::string script = md.substr(at + 5, md.find("```", at + 5) - at - 5);
+  // Its screenshot goes to this test's folder.
+  const std::string png = tmp("hit.png");
+  script.replace(script.find("screenshot hit.png"), 18, "screenshot " + png);
+  std::string hash;
+  for (int i = 0; i < 10; ++i) {
+    INFO("run " << i);
+    ProcessResult r = ui(script, {"--cpus", "4", "--probe", "p do_fork"});
+    CHECK(r.status == 0);
+    CHECK(r.err.find("AddressSanitizer") == std::string::npos);
+    CHECK(r.out.find("exit: guest powered off with status 0\n") != std::string::npos);
+    const std::string h = grab(r.out, "\ntrace-hash: ([0-9a-f]{16})\n");
+    CHECK(h != "");
+    if (i == 0) hash = h;
+    CHECK(h == hash);  // and the same run every time
+  }
+  std::remove(png.c_str());
+}
+
+// Issue 22's crash, where it comes from: a Next event that finds nothing
+// runs the world ahead to the end (the probe lines grow, and move) and
+// comes back to the same place, so the Console's cache of what it shows
+// stayed as it was, pointing into the old lines. Under AddressSanitizer
+// (scripts/test.sh's second stage) the earlier Console stopped here with a
+// heap-use-after-free in draw_console.
+TEST_CASE("A Next event that finds nothing leaves the Console drawing what the log holds", "[ui][xvfb]") {
+  ProcessResult r = ui("run-to-cycle 300000\nwait 2\nnext-event stop-machine\nwait 2\nprint position\nquit\n",
+                       {"--cpus", "4", "--probe", "p do_fork"});
+  CHECK(r.status == 0);
+  CHECK(r.err.find("AddressSanitizer") == std::string::npos);
+  CHECK(r.out.find("script: no next stop-machine event") != std::string::npos);
+  CHECK(grab(r.out, "position: cycle (\\d+) ") == "300000");
+}
