@@ -9,7 +9,7 @@
 //   broken:  the slot is free at once, refilled and handed out again.
 // Invariant: a CPU that steps a probe's instruction in its slot (or runs
 // its boosted copy there) executes that probe's copy, the bytes written
-// into the slot for it, not another probe's.
+// into the slot for it: no slot is rewritten under a CPU about to run it.
 // Both variants patch the text with --kprobes-patching instant: the sync
 // protocols' IPIs cannot be taken by a CPU inside a hit (its interrupts
 // are off), so with them the removal itself waits for every stepping CPU
@@ -28,52 +28,60 @@ namespace {
 
 const char* const kFunctions[] = {"fib_recursive", "counter_add", "do_fork"};
 
-// Watches, in the order things happen to memory (immediate delivery), what
-// each CPU executes in the slot it enters: the first instruction it runs
-// there must be the copy the engine wrote into the slot for the probe it
-// hit. The bytes are read when the slot is written and compared with the
-// instruction the CPU fetched and executed (its insn event).
+// Watches, in the order things happen to memory (immediate delivery), the
+// slots the engine writes. A CPU that hit a probe and was sent into its
+// slot (KPROBE_HIT_SS, KPROBE_REENTER, boost) executes the instruction at
+// the slot next. When a slot is written (refilled with breakpoints, or a
+// new probe's copy) while such a CPU still stands at the slot's first
+// byte, what that CPU will execute is what its view of the code shows
+// there now (Cpu::fetch_view): it must be its own probe's copy, the bytes
+// written into the slot for that probe.
 struct SlotWatch : EventObserver {
   Machine* m = nullptr;
   Outcome* out = nullptr;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> copy;  // (probe, slot) -> the first 8 bytes written for it
-  std::vector<std::pair<uint64_t, uint64_t>> entering;     // per CPU: (probe, slot) it is about to run, or none
+  std::vector<std::pair<uint64_t, uint64_t>> entering;     // per CPU: (probe, slot) it was sent into, or none
   void on_event(const Event& e) override {
-    if (out->violated || e.cpu < 0) return;
-    auto& in = entering[static_cast<size_t>(e.cpu)];
-    if (e.kind == EventKind::probe) {
-      if (e.text == "slot-write") {
-        uint64_t v = 0;
-        m->bus().read_bytes(e.b, &v, 8);
-        copy[{e.a, e.b}] = v;
-      } else if (e.text == "KPROBE_HIT_SS" || e.text == "KPROBE_REENTER" || e.text == "boost") {
-        in = {e.a, e.b};
-      }
+    if (out->violated || e.cpu < 0 || e.kind != EventKind::probe) return;
+    if (e.text == "KPROBE_HIT_SS" || e.text == "KPROBE_REENTER" || e.text == "boost") {
+      entering[static_cast<size_t>(e.cpu)] = {e.a, e.b};
       return;
     }
-    if (e.kind == EventKind::trap) in = {};  // a step ends at its trap
-    if (e.kind != EventKind::insn || !in.second || e.a != in.second) return;
-    const auto [probe, slot] = in;
-    in = {};
+    if (e.text != "slot-write" && e.text != "slot-free") return;
+    const uint64_t slot = e.b;
+    for (size_t k = 0; k < entering.size() && !out->violated; ++k) check(static_cast<int>(k), slot, e);
+    if (e.text == "slot-write") {
+      uint64_t v = 0;
+      m->bus().read_bytes(slot, &v, 8);
+      copy[{e.a, slot}] = v;
+    }
+  }
+  void check(int k, uint64_t slot, const Event& w) {
+    const auto [probe, at] = entering[static_cast<size_t>(k)];
+    const Cpu& cpu = m->cpu(k);
+    if (at != slot || cpu.pc() != slot) return;  // not this slot, or its copy has run already
     const auto it = copy.find({probe, slot});
     if (it == copy.end()) return;
-    const unsigned len = static_cast<unsigned>(std::min<uint64_t>(e.c, 8));
-    const uint64_t mask = len >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * len)) - 1;
-    if ((e.b & mask) == (it->second & mask)) return;
-    uint8_t ran[8], want[8];
-    std::memcpy(ran, &e.b, 8);
+    uint64_t sees = 0;
+    if (cpu.fetch_view(slot, reinterpret_cast<uint8_t*>(&sees), 8) != 8 || sees == it->second) return;
+    uint8_t now[8], want[8];
+    std::memcpy(now, &sees, 8);
     std::memcpy(want, &it->second, 8);
     const Isa isa = m->config().isa;
-    violate(*out, *m, e.cycle, e.cpu,
-            "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " hit the probe on " +
-                m->symbols().format(probe) + " and executed " + insn_bytes(isa, ran, len) + " in its slot " +
-                hex(slot) + ", not the probe's copy " + insn_bytes(isa, want, len) +
-                ": the slot was given to another probe meanwhile");
+    // RV64 as its parcel (the copied instruction's length from its low
+    // bits); x86 in memory order, the eight bytes the CPU fetches from.
+    const unsigned len = isa == Isa::rv64 ? ((now[0] & 3) == 3 ? 4 : 2) : 8;
+    const unsigned want_len = isa == Isa::rv64 ? ((want[0] & 3) == 3 ? 4 : 2) : 8;
+    violate(*out, *m, w.cycle, k,
+            "cycle " + std::to_string(w.cycle) + ": cpu " + std::to_string(w.cpu) + " wrote slot " + hex(slot) +
+                " (" + w.text + ") while cpu " + std::to_string(k) + ", sent there by the probe on " +
+                m->symbols().format(probe) + ", had yet to execute its copy " + insn_bytes(isa, want, want_len) +
+                ": it executes " + insn_bytes(isa, now, len) + " instead");
   }
 };
 
-// The ordered observer the scenario runner adds: it asks for instruction
-// events and keeps the watch subscribed for immediate delivery.
+// The ordered observer the scenario runner adds; the watch itself is
+// subscribed for immediate delivery.
 struct SlotChecker : EventObserver {
   SlotWatch watch;
   Machine& m;
@@ -84,7 +92,6 @@ struct SlotChecker : EventObserver {
     m.events().add(&watch, EventStream::Delivery::immediate);
   }
   ~SlotChecker() override { m.events().remove(&watch); }
-  bool wants_insns() const override { return true; }
   void on_event(const Event&) override {}
 };
 

@@ -526,7 +526,7 @@ void run_file(const std::string& file, bool ui) {
 
 }  // namespace
 
-TEST_CASE("docs: every command in README.md and docs/ has a check, and every check a command", "[docs]") {
+TEST_CASE("every command in README.md and docs/ has a check, and every check a command", "[docs]") {
   std::set<std::string> doc;
   for (const DocCommand& d : documented())
     if (!is_bench(d.text)) doc.insert(d.text);
@@ -541,14 +541,14 @@ TEST_CASE("docs: every command in README.md and docs/ has a check, and every che
   CHECK(doc.size() > 40);
 }
 
-TEST_CASE("docs: README.md's commands do what it says", "[docs]") { run_file("README.md", false); }
-TEST_CASE("docs: README.md's ksim-ui commands open where it says", "[docs][xvfb]") { run_file("README.md", true); }
-TEST_CASE("docs: DEBUGGER.md's commands", "[docs][xvfb]") {
+TEST_CASE("README.md's commands do what it says", "[docs]") { run_file("README.md", false); }
+TEST_CASE("README.md's ksim-ui commands open where it says", "[docs][xvfb]") { run_file("README.md", true); }
+TEST_CASE("DEBUGGER.md's commands", "[docs][xvfb]") {
   run_file("docs/DEBUGGER.md", false);
   run_file("docs/DEBUGGER.md", true);
 }
-TEST_CASE("docs: FIG4.md's commands print its tables and draw its plot", "[docs]") { run_file("docs/FIG4.md", false); }
-TEST_CASE("docs: PERFORMANCE.md's and DEPENDENCIES.md's commands", "[docs]") {
+TEST_CASE("FIG4.md's commands print its tables and draw its plot", "[docs]") { run_file("docs/FIG4.md", false); }
+TEST_CASE("PERFORMANCE.md's and DEPENDENCIES.md's commands", "[docs]") {
   run_file("docs/PERFORMANCE.md", false);
   run_file("docs/DEPENDENCIES.md", false);
 }
