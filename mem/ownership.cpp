@@ -200,12 +200,12 @@ bool PageOwners::before_flag(int cpu, uint64_t cycle, uint64_t addr, AccessMode 
     resolve_touching(cpu, cycle, lo, hi, true);
     return true;
   }
-  for (const PerCpu& k : cpus_) {
-    if (!k.ahead) continue;
-    for (uint64_t b = lo; b <= hi; ++b)
-      if (k.wrote(b)) return false;
-  }
-  return true;
+  // Ahead, always a sync point: a CPU in exact order at an earlier cycle
+  // may still store into the page, and whether its store reaches a code
+  // page changes what every CPU sees (the decode caches, and under the
+  // relaxed code model the stale views the store records). First fetches
+  // of a page are rare; they cost a trip through exact order.
+  return false;
 }
 
 bool PageOwners::before_decode(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode) {

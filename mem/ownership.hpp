@@ -111,9 +111,9 @@ class PageOwners {
   // time; kPageReserved: an LR reserves a granule in it). A CPU ahead that
   // stored into the page decided those stores were no sync point; a replay
   // after the flag would decide otherwise and stop short. So in exact order
-  // those CPUs are put back first (true); ahead, the flag must wait for
-  // exact order when any CPU ahead, `cpu` included, stored into the page
-  // (false: a sync point).
+  // those CPUs are put back first (true). Ahead the flag always waits for
+  // exact order (false: a sync point): a CPU in exact order at an earlier
+  // cycle may still store into the page, which must not find it flagged yet.
   bool before_flag(int cpu, uint64_t cycle, uint64_t addr, AccessMode mode);
   // Before the host reads or writes [addr, addr+len) on behalf of the CPU
   // at (cycle, cpu): CPUs ahead that stored into (write: or touched) those
