@@ -5,11 +5,14 @@
 // on 1, with the spinlock it takes longer, and longer than with rcu.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include "support/ksim_cli.hpp"
 
@@ -73,4 +76,61 @@ TEST_CASE("the fig4 image (--image fig4): every CPU calls fig4_target 65535 time
   CHECK(cycles["spinlock4"] > cycles["rcu4"] * 3 / 2);
   CHECK(cycles["spinlock4"] > cycles["spinlock1"] * 3 / 2);
   CHECK(cycles["spinlock1"] > cycles["rcu1"]);
+}
+
+// docs/FIG4.md, "Two CPUs do not wait": the seeded 2-CPU figures the page
+// gives, read from the page and run.
+TEST_CASE("FIG4.md's seeded 2-CPU figures: spinlock, rcu without and with jump optimization", "[fig4][cli][docs]") {
+  std::ifstream page(KSIM_SOURCE_DIR "/docs/FIG4.md");
+  std::stringstream text;
+  text << page.rdbuf();
+  std::string md = text.str();
+  std::replace(md.begin(), md.end(), '\n', ' ');
+  std::smatch m;
+  REQUIRE(std::regex_search(md, m, std::regex(R"(--kprobes-locking spinlock`:\s+([\d,]+) cycles, against ([\d,]+) with )"
+                                              R"(`--kprobes-locking rcu\s+--kprobes-optimization 0`, on RV64; with `rcu` alone )"
+                                              R"(the probe is\s+jump-optimized and the run takes ([\d,]+)\))")));
+  auto num = [](std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+    return s;
+  };
+  const std::vector<std::string> base = {"run", "-q", "--image", "fig4", "--cpus", "2", "--seed", "3",
+                                         "--probe", "p fig4_target", "--probe-action", "p_fig4_target_0=count"};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{"--kprobes-locking", "spinlock"}, num(m[1])},
+      {{"--kprobes-locking", "rcu", "--kprobes-optimization", "0"}, num(m[2])},
+      {{"--kprobes-locking", "rcu"}, num(m[3])}};
+  for (const auto& [extra, cycles] : runs) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessResult r = run_ksim(args);
+    INFO(extra.back());
+    CHECK(r.status == 0);
+    std::smatch c;
+    REQUIRE(std::regex_search(r.out, c, std::regex("\ncycles: (\\d+)\n")));
+    CHECK(c[1].str() == cycles);
+  }
+}
+
+// `ksim fig4 --isa --cpus` prints those rows of FIG4.md's table; a bad list
+// is a usage error.
+TEST_CASE("ksim fig4 --isa rv64 --cpus 1,2 prints FIG4.md's rows for 1 and 2 CPUs", "[fig4][cli]") {
+  ProcessResult r = run_ksim({"fig4", "--isa", "rv64", "--cpus", "1,2"});
+  CHECK(r.status == 0);
+  std::ifstream page(KSIM_SOURCE_DIR "/docs/FIG4.md");
+  std::stringstream text;
+  text << page.rdbuf();
+  const std::string md = text.str();
+  const size_t rv = md.find("### rv64\n");
+  REQUIRE(rv != std::string::npos);
+  for (const char* row : {"\n| 1 | 65535 | ", "\n| 2 | 131070 | "}) {
+    const size_t at = md.find(row, rv);
+    REQUIRE(at != std::string::npos);
+    const std::string line = md.substr(at + 1, md.find('\n', at + 1) - at);
+    CHECK(r.out.find(line) != std::string::npos);
+  }
+  CHECK(r.out.find("| 4 |") == std::string::npos);
+  CHECK(run_ksim({"fig4", "--cpus", "0"}).status == 2);
+  CHECK(run_ksim({"fig4", "--cpus", "1,x"}).status == 2);
+  CHECK(run_ksim({"fig4", "--dat", "/tmp/x.dat"}).status == 2);  // two ISAs, one data file
 }

@@ -407,7 +407,8 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
     return false;
   }
   if (owners_.enabled()) {
-    // The reservation's page is about to carry kPageReserved (before_flag).
+    // The reservation's page is about to carry kPageReserved (before_flag;
+    // atomics run in exact order only, where it puts back and returns true).
     if (is_load_reserved && !(bus_.ram().page_flags(addr) & kPageReserved))
       owners_.before_flag(id_, s.cycle, addr, grants_.mode);
     owners_.access(id_, s.cycle, addr, size, !is_load_reserved, grants_.mode);
