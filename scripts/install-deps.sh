@@ -9,6 +9,7 @@ pkgs=(
   catch2                         # tests (v2, single header)
   libbenchmark-dev               # bench/
   libelf-dev                     # ELF loading (sim/elf)
+  libdw-dev                      # DWARF line tables: source lines (sim/elf/line_table)
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf  # RV64 guest code, objdump for disasm tests
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # ksim-ui (Dear ImGui 1.86 with its GLFW/OpenGL3 backends, PNG screenshots)
   xvfb xauth libgl1-mesa-dri                      # the debugger's tests in a virtual X server (xvfb-run -a, Mesa)

@@ -67,6 +67,7 @@ void Machine::load(const ElfImage& image) {
   if (!entry_ok) throw InputError("entry point " + hex(image.entry) + " is not inside any loadable segment");
   if (image.entry & 1) throw InputError("entry point " + hex(image.entry) + " is not 2-byte aligned");
   symbols_ = image.symbols;
+  source_lines_ = image.lines;
   for (Cpu* c : cpus_) c->set_pc(image.entry);
   // The image's code, for the code model: stores elsewhere are data.
   std::vector<std::pair<uint64_t, uint64_t>> code;
@@ -107,6 +108,7 @@ void Machine::save_state(Writer& w) const {
     w.u64(s.size);
     w.u8(static_cast<uint8_t>(s.kind));
   }
+  source_lines_->save(w);
   w.boolean(has_tohost_);
   w.u64(tohost_);
   // Machine-level run state.
@@ -152,6 +154,7 @@ void Machine::restore_state(Reader& r) {
     syms.add(std::move(s));
   }
   syms.finalize();
+  auto source_lines = std::make_shared<const LineTable>(LineTable::restore(r));
   bool has_tohost = r.boolean();
   uint64_t tohost = r.u64();
   if (has_tohost && !bus_.ram().contains(tohost, 8)) r.fail("tohost outside RAM");
@@ -181,6 +184,7 @@ void Machine::restore_state(Reader& r) {
   if (!r.at_end()) r.fail("trailing data");
 
   symbols_ = std::move(syms);
+  source_lines_ = std::move(source_lines);
   if (has_tohost) arm_tohost(tohost);
   exit_status_ = exited ? std::optional<int>(status) : std::nullopt;
   panic_reason_ = panic;
@@ -487,7 +491,7 @@ RunResult Machine::run(const RunLimits& limits) {
       if ((st & Platform::kSlotHookStopped) && stop_reason_.empty()) {
         const uint64_t pc = cpus_[cur]->pc();
         stop_reason_ = "a trap hook stopped the run on cpu " + std::to_string(cur) + " at pc " + hex(pc) + " (" +
-                       symbols_.format(pc) + ")";
+                       describe(pc) + ")";
         halt_ = true;
       }
     }

@@ -149,6 +149,10 @@ class Machine : private Resolver {
   const AheadStats& ahead_stats() const { return ahead_stats_; }
   const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
+  // The image's source lines (empty without debug information).
+  const LineTable& source_lines() const { return *source_lines_; }
+  // "sym+0x1c (kernel/sched.c:42)": how reports name a code address.
+  std::string describe(uint64_t addr) const { return describe_addr(symbols_, source_lines_.get(), addr); }
   // Everything the guest printed on the console so far.
   const std::string& console() const { return console_; }
 
@@ -207,6 +211,7 @@ class Machine : private Resolver {
   TrapHookChain hooks_;
   EventStream events_;
   SymbolTable symbols_;
+  std::shared_ptr<const LineTable> source_lines_ = std::make_shared<LineTable>();
   Perturbation perturb_;
   std::unique_ptr<PageOwners> owners_;
   AheadStats ahead_stats_;

@@ -104,12 +104,12 @@ class Rv64Platform final : public Platform {
     // vector faulting in turn.
     const TrapInfo& t = h.trap_loop_first();
     const TrapInfo& l = h.trap_loop_last();
-    char buf[384];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
                   "cpu %d: unhandled trap loop: mcause=%llu mtval=0x%llx at pc=0x%llx (%s), then %d more with no "
                   "instruction retired, the last mcause=%llu at pc=0x%llx; mtvec=0x%llx",
                   cpu, static_cast<unsigned long long>(t.cause), static_cast<unsigned long long>(t.tval),
-                  static_cast<unsigned long long>(t.pc), m_.symbols().format(t.pc).c_str(), kMaxNestedTraps,
+                  static_cast<unsigned long long>(t.pc), m_.describe(t.pc).c_str(), kMaxNestedTraps,
                   static_cast<unsigned long long>(l.cause), static_cast<unsigned long long>(l.pc),
                   static_cast<unsigned long long>(h.s.mtvec));
     return buf;

@@ -91,7 +91,11 @@ class X86Platform final : public Platform {
   }
   void set_access_mode(int cpu, AccessMode m) override { cpus_[static_cast<size_t>(cpu)]->set_access_mode(m); }
   uint64_t last_trap_cycle(int cpu) const override { return cpus_[static_cast<size_t>(cpu)]->last_trap_cycle(); }
-  std::string crash_reason(int cpu) override { return cpus_[cpu]->crash_reason(); }
+  std::string crash_reason(int cpu) override {
+    const x86::X86Cpu& c = *cpus_[cpu];
+    if (c.crash_reason().empty()) return "";
+    return c.crash_reason() + "; in " + m_.describe(c.crash_pc());
+  }
   void set_trace_insns(bool on) override {
     for (auto& c : cpus_) c->set_trace_insns(on);
   }

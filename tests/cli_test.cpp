@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/hex.hpp"
 #include "mem/memory_map.hpp"
 #include "support/run_process.hpp"
 #include "support/rv64_asm.hpp"
@@ -688,8 +689,21 @@ TEST_CASE("A guest kernel panic's backtrace names its addresses: function+offset
   INFO(describe(r));
   CHECK(r.status == 4);
   CHECK_THAT(r.out, Contains("Kernel panic - not syncing: check failed"));
-  CHECK(std::regex_search(r.out, std::regex(R"(\[cpu 0\]   \[<[0-9a-f]{16}>\] panic\+0x[0-9a-f]+/0x[0-9a-f]+\n)")));
-  CHECK(std::regex_search(r.out, std::regex(R"(\[cpu 0\]   \[<[0-9a-f]{16}>\] worker_main\+0x[0-9a-f]+/0x[0-9a-f]+\n)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\[cpu 0\]   \[<[0-9a-f]{16}>\] panic\+0x[0-9a-f]+/0x[0-9a-f]+ \(kernel/panic\.c:[0-9]+\)\n)")));
+  // Each named frame is followed by the call's source line, the line
+  // addr2line gives for the return address minus one.
+  std::smatch wm;
+  REQUIRE(std::regex_search(r.out, wm,
+                            std::regex(R"(\[cpu 0\]   \[<([0-9a-f]{16})>\] worker_main\+0x[0-9a-f]+/0x[0-9a-f]+ \(([a-z0-9_/]+\.c):([0-9]+)\)\n)")));
+  {
+    const uint64_t ret = std::stoull(wm[1].str(), nullptr, 16);
+    const std::string objdump = KSIM_RISCV_OBJDUMP;
+    ProcessResult a2l = run_process(std::vector<std::string>{objdump.substr(0, objdump.size() - 7) + "addr2line", "-e",
+                                     std::string(KSIM_BINARY_DIR) + "/workloads/rv64/kernel_preempt.elf", ksim::hex(ret - 1)});
+    REQUIRE(a2l.exited);
+    CHECK_THAT(a2l.out, Catch::StartsWith(std::string(KSIM_SOURCE_DIR) + "/workloads/kernel/" + wm[2].str() + ":" +
+                                          wm[3].str()));
+  }
   // The trace keeps the line as the guest printed it.
   TempDir tmp;
   ProcessResult t = run_ksim({"run", "-q", "--probe", "p:x do_fork", "--probe-action", "x=override:0", "--trace",

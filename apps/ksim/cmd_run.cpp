@@ -200,7 +200,7 @@ int cmd_run(const std::vector<std::string>& args) {
       console_ends_with_newline = false;
       return;
     }
-    const std::string named = m.symbols().name_backtrace_line(console_line);
+    const std::string named = m.symbols().name_backtrace_line(console_line, &m.source_lines());
     std::fputs(named.c_str() + console_line.size(), stdout);
     std::fputc('\n', stdout);
     console_line.clear();

@@ -224,8 +224,9 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   if (s.rip != t.pc) return_rip = s.rip;
   if (on_trap) on_trap(*this, TrapRecord{t, true, text, taken});
   const bool trap_loop = !interrupt && note_exception(s.instret, instret_at_last_trap_, nested_traps_);
-  auto crash = [&](const std::string& why) {
+  auto crash = [&](const std::string& why, uint64_t pc) {
     crashed_ = true;
+    crash_pc_ = pc;
     crash_reason_ = "cpu " + std::to_string(id_) + ": " + why;
     request_stop();
   };
@@ -241,12 +242,14 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     return crash("unhandled trap loop: vector " + std::to_string(loop_first_vector_) + " at rip " +
                  hex(loop_first_rip_) + (loop_first_text_.empty() ? "" : " (" + loop_first_text_ + ")") + ", then " +
                  std::to_string(kMaxNestedTraps) + " more with no instruction retired, the last vector " +
-                 std::to_string(vector) + " at rip " + hex(t.pc));
+                 std::to_string(vector) + " at rip " + hex(t.pc),
+                 loop_first_rip_);
   const uint64_t gate = s.idt_base + 16ull * vector;
   uint64_t lo, hi;
   if (16ull * vector + 15 > s.idt_limit || !bus_.ram().contains(gate, 16)) {
     return crash("vector " + std::to_string(vector) + " has no IDT entry (triple fault)" +
-                 (text.empty() ? "" : ": " + text));
+                 (text.empty() ? "" : ": " + text),
+                 t.pc);
   }
   note_access(gate, 16, false);
   std::memcpy(&lo, ram_ + (gate - ram_base_), 8);
@@ -254,7 +257,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   const bool present = (lo >> 47) & 1;
   const unsigned type = (lo >> 40) & 0xf;
   if (!present || (type != 0xe && type != 0xf))
-    return crash("vector " + std::to_string(vector) + ": IDT gate not present (triple fault)");
+    return crash("vector " + std::to_string(vector) + ": IDT gate not present (triple fault)", t.pc);
   const uint64_t target = (lo & 0xffff) | ((lo >> 32) & 0xffff0000ull) | (hi << 32);
   const uint64_t old_rsp = s.gpr[4];
   uint64_t rsp = old_rsp & ~uint64_t{15};
@@ -262,7 +265,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
   for (uint64_t v : std::span<const uint64_t>(frame, has_error ? 6 : 5)) {
     rsp -= 8;
     uint64_t off = rsp - ram_base_;
-    if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)");
+    if (off >= ram_size_ || 8 > ram_size_ - off) return crash("interrupt frame outside RAM (triple fault)", t.pc);
     note_access(rsp, 8, true);
     if (page_flags_[off >> kPageShift] && owners_.enabled())
       owners_.flagged_store(id_, last_trap_cycle_, grants_.mode, page_flags_[off >> kPageShift]);

@@ -183,6 +183,8 @@ class X86Cpu final : public Cpu {
   bool hook_stopped() const { return hook_stopped_; }
   uint64_t last_trap_cycle() const { return last_trap_cycle_; }
   const std::string& crash_reason() const { return crash_reason_; }
+  // Where the crash began (a trap loop's first trap), for naming it.
+  uint64_t crash_pc() const { return crash_pc_; }
 
   // --- Used by the semantics -------------------------------------------------
   uint64_t reg_read(const Operand& o) const {
@@ -474,6 +476,7 @@ class X86Cpu final : public Cpu {
   Control ahead_ctl_{};
   uint8_t loop_first_vector_ = 0;  // the exception that started the current trap loop
   uint64_t loop_first_rip_ = 0;
+  uint64_t crash_pc_ = 0;
   std::string loop_first_text_;
   Insn sync_insn_{};  // what fetch() returns when decoding is a sync point
   uint64_t stop_ = 0;

@@ -48,11 +48,11 @@ struct BoostChecker : EventObserver {
     const uint64_t slot = slots_begin + (e.a - slots_begin) / slot_size * slot_size;
     auto f = freed.find(slot);
     if (f == freed.end() || entered[c].first != slot || entered[c].second > f->second) return;
-    char buf[240];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
                   "cycle %llu: cpu %d executes %s in boosted slot %s, freed at cycle %llu after it entered at cycle "
                   "%llu (preempted there)",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(), hex(slot).c_str(),
+                  static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(e.a).c_str(), hex(slot).c_str(),
                   static_cast<unsigned long long>(f->second), static_cast<unsigned long long>(entered[c].second));
     violate(*out, *m, e.cycle, e.cpu, buf);
   }

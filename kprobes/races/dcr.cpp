@@ -57,11 +57,11 @@ struct DcrChecker : EventObserver {
     const Stop how = stop.pc == e.a ? stop : Stop{};
     stop = Stop{};
     if (!writing_since) return;
-    char buf[320];
+    char buf[512];
     int n = std::snprintf(buf, sizeof buf,
                           "cycle %llu: cpu %d executes %s, inside the jump the optimizer writes over fib_recursive "
                           "(since cycle %llu)",
-                          static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(),
+                          static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(e.a).c_str(),
                           static_cast<unsigned long long>(writing_since));
     if (how.pc)
       std::snprintf(buf + n, sizeof buf - n, "; cpu %d was stopped there by an interrupt (vector %llu) at cycle %llu",

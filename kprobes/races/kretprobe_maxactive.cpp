@@ -43,11 +43,12 @@ struct MaxactiveChecker : EventObserver {
     }
     if (e.kind != EventKind::insn || e.a != fn || !armed) return;
     if (open[c]) {
-      char buf[220];
+      char buf[512];
       std::snprintf(buf, sizeof buf,
-                    "cycle %llu: cpu %d called fib_recursive again; its call at cycle %llu neither took a kretprobe "
+                    "cycle %llu: cpu %d called %s again; its call at cycle %llu neither took a kretprobe "
                     "instance nor counted a miss (%llu calls, %llu accounted for)",
-                    static_cast<unsigned long long>(e.cycle), e.cpu, static_cast<unsigned long long>(open[c]),
+                    static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(fn).c_str(),
+                    static_cast<unsigned long long>(open[c]),
                     static_cast<unsigned long long>(calls), static_cast<unsigned long long>(accounted));
       violate(*out, *m, e.cycle, e.cpu, buf);
       return;

@@ -37,11 +37,11 @@ struct SailChecker : EventObserver {
     std::string steppers;
     for (size_t k = 0; k < stepping_here.size(); ++k)
       if (stepping_here[k]) steppers += (steppers.empty() ? "cpu " : ", cpu ") + std::to_string(k);
-    char buf[240];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "cycle %llu: cpu %d executed the probed instruction at %s (fib_recursive) while %s stepped it "
+                  "cycle %llu: cpu %d executed the probed instruction at %s while %s stepped it "
                   "in place: neither a hit nor counted in nmissed",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str(),
+                  static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(addr).c_str(),
                   steppers.empty() ? "another CPU" : steppers.c_str());
     violate(*out, *m, e.cycle, e.cpu, buf);
   }

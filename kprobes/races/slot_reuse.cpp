@@ -75,7 +75,7 @@ struct SlotWatch : EventObserver {
     violate(*out, *m, w.cycle, k,
             "cycle " + std::to_string(w.cycle) + ": cpu " + std::to_string(w.cpu) + " wrote slot " + hex(slot) +
                 " (" + w.text + ") while cpu " + std::to_string(k) + ", sent there by the probe on " +
-                m->symbols().format(probe) + ", had yet to execute its copy " + insn_bytes(isa, want, want_len) +
+                m->describe(probe) + ", had yet to execute its copy " + insn_bytes(isa, want, want_len) +
                 ": it executes " + insn_bytes(isa, now, len) + " instead");
   }
 };

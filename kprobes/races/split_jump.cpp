@@ -68,11 +68,11 @@ struct SplitChecker : EventObserver {
       return;
     }
     if (jalr || c.expect[1] == 0) return;
-    char buf[260];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "cycle %llu: cpu %d returns to fib_recursive+0x4, where it was interrupted between the jump's auipc "
+                  "cycle %llu: cpu %d returns to %s, where it was interrupted between the jump's auipc "
                   "and jalr, and runs the original instruction there (%s): the jump was taken out under it",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.b).c_str());
+                  static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(e.a).c_str(), hex(e.b).c_str());
     violate(*out, *m, e.cycle, e.cpu, buf);
   }
 };

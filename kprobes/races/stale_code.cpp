@@ -50,11 +50,11 @@ struct StaleChecker : EventObserver {
     if (e.kind != EventKind::insn || state == 0) return;
     const uint64_t replaced = state == 1 ? orig : bp;
     if ((e.b & mask) != (replaced & mask)) return;
-    char buf[240];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
                   "cycle %llu: cpu %d executed %s at %s, replaced by the %s that returned at cycle %llu (stale code)",
                   static_cast<unsigned long long>(e.cycle), e.cpu,
-                  state == 1 ? "the original instruction" : "the removed breakpoint", hex(addr).c_str(),
+                  state == 1 ? "the original instruction" : "the removed breakpoint", m->describe(addr).c_str(),
                   state == 1 ? "arming" : "disarming", static_cast<unsigned long long>(done_at));
     violate(*out, *m, e.cycle, e.cpu, buf);
   }

@@ -26,11 +26,11 @@ struct StrayChecker : EventObserver {
   void on_event(const Event& e) override {
     if (out->violated || e.kind != EventKind::trap || e.sub != 0) return;  // delivered to the guest
     if (e.a != cause || e.c != addr) return;
-    char buf[200];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "cycle %llu: cpu %d: the breakpoint trap at %s (fib_recursive) reached the guest: its probe had "
+                  "cycle %llu: cpu %d: the breakpoint trap at %s reached the guest: its probe had "
                   "just been removed and the original instruction put back",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(addr).c_str());
+                  static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(addr).c_str());
     violate(*out, *m, e.cycle, e.cpu, buf);
   }
 };

@@ -33,7 +33,7 @@ struct SiteChecker : EventObserver {
     };
     violate(*out, *m, e.cycle, e.cpu,
             "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " fetched " + bytes(five) +
-                " at ksim_patch_site (" + hex(site) + "), neither the nop " + bytes(old5) + " nor the jmp " +
+                " at " + m->describe(site) + ", neither the nop " + bytes(old5) + " nor the jmp " +
                 bytes(new5));
   }
 };

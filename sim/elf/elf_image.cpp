@@ -340,6 +340,7 @@ ElfImage parse_elf(std::span<const uint8_t> bytes, Isa isa, const std::string& n
   image.entry = eh.e_entry;
   image.segments = read_segments(elf.get(), phnum, bytes, name);
   image.symbols = read_symbols(elf.get(), shnum, name);
+  image.lines = std::make_shared<const LineTable>(LineTable::read(elf.get()));
   return image;
 }
 

@@ -3,12 +3,14 @@
 // refused with an InputError whose what() is a one-line reason.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cpu/isa.hpp"
+#include "sim/elf/line_table.hpp"
 #include "sim/elf/symbols.hpp"
 
 namespace ksim {
@@ -33,6 +35,9 @@ struct ElfImage {
   uint64_t entry = 0;
   std::vector<ElfSegment> segments;
   SymbolTable symbols;
+  // Source lines (empty without debug information); shared, as images are
+  // copied into every machine built from them.
+  std::shared_ptr<const LineTable> lines = std::make_shared<LineTable>();
 };
 
 // Parses an in-memory ELF. `name` is used in error messages only.

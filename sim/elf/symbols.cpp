@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "cpu/hex.hpp"
+#include "sim/elf/line_table.hpp"
 
 namespace ksim {
 
@@ -203,7 +204,7 @@ std::optional<uint64_t> SymbolTable::resolve(std::string_view spec) const {
 
 namespace ksim {
 
-std::string SymbolTable::name_backtrace_line(const std::string& line) const {
+std::string SymbolTable::name_backtrace_line(const std::string& line, const LineTable* lines) const {
   // "[<" 16 hex digits ">]" at the end of the line.
   if (line.size() < 20 || line.compare(line.size() - 2, 2, ">]") != 0) return line;
   const size_t open = line.size() - 20;
@@ -222,7 +223,12 @@ std::string SymbolTable::name_backtrace_line(const std::string& line) const {
   char off[48];
   std::snprintf(off, sizeof off, "+0x%llx/0x%llx", static_cast<unsigned long long>(addr - s->addr),
                 static_cast<unsigned long long>(s->size));
-  return line + " " + s->name + off;
+  std::string named = line + " " + s->name + off;
+  if (lines != nullptr) {
+    const std::string where = lines->describe(addr - 1);
+    if (!where.empty()) named += " (" + where + ")";
+  }
+  return named;
 }
 
 }  // namespace ksim

@@ -11,6 +11,8 @@
 
 namespace ksim {
 
+class LineTable;
+
 struct Symbol {
   enum class Kind { function, object, other };
   std::string name;
@@ -43,8 +45,9 @@ class SymbolTable {
   // Linux prints one before kallsyms names it) with the address named
   // after it, as Linux's `[<addr>] sym+off/size`: " do_fork+0x2c/0x6e".
   // Other lines come back as they are. For display only: the console
-  // events keep the guest's own bytes.
-  std::string name_backtrace_line(const std::string& line) const;
+  // events keep the guest's own bytes. With `lines`, the call's source
+  // line follows: " do_fork+0x2c/0x6e (kernel/workload.c:60)".
+  std::string name_backtrace_line(const std::string& line, const LineTable* lines = nullptr) const;
 
   std::span<const Symbol> all() const { return by_addr_; }
   bool empty() const { return by_addr_.empty(); }

@@ -49,6 +49,7 @@ void draw_console(ViewState& s) {
   const auto& items = s.console_cache;
 
   const SymbolTable& syms = s.d.world().machine().symbols();
+  const LineTable& lines = s.d.world().machine().source_lines();
   ImGui::BeginChild("lines", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   ImGuiListClipper clip;
   clip.Begin(static_cast<int>(items.size()));
@@ -59,7 +60,7 @@ void draw_console(ViewState& s) {
         ImGui::TextColored(ImVec4(1, 0.7f, 0.35f, 1), "%s", log.lines()[it.ref].text.c_str());
       else
         ImGui::Text("[%d] %9" PRIu64 "  %s", it.cpu, it.cycle,
-                    syms.name_backtrace_line(log.text(it.ref)).c_str());  // a panic's backtrace named
+                    syms.name_backtrace_line(log.text(it.ref), &lines).c_str());  // a panic's backtrace named
     }
   if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 4) ImGui::SetScrollHereY(1.0f);
   ImGui::EndChild();
