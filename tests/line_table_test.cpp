@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <fstream>
+#include <regex>
 #include <sstream>
 #include <unistd.h>
 #include <string>
@@ -12,6 +14,7 @@
 #include "sim/checkpoint.hpp"
 #include "support/images.hpp"
 #include "cpu/hex.hpp"
+#include "support/ksim_cli.hpp"
 #include "support/run_process.hpp"
 
 using namespace ksim;
@@ -102,6 +105,19 @@ void check_against_addr2line(const char* rel, Isa isa, const std::string& objdum
   CHECK(compared > addrs.size() * 9 / 10);
 }
 
+// A copy of the RV64 ELF at `in` without its debug sections (objcopy
+// --strip-debug), in a temporary file the caller removes.
+std::string stripped_copy(const std::string& in) {
+  char tmpl[] = "/tmp/ksim_stripped_XXXXXX";
+  const int fd = mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  close(fd);
+  ProcessResult r = test::run_process({tool_beside(KSIM_RISCV_OBJDUMP, "objcopy"), "--strip-debug", in, tmpl});
+  REQUIRE(r.exited);
+  REQUIRE(r.status == 0);
+  return tmpl;
+}
+
 }  // namespace
 
 TEST_CASE("Line table: every address of the RV64 kernel's functions names addr2line's line", "[lines]") {
@@ -127,16 +143,9 @@ TEST_CASE("Line table: short names are relative to the directory holding every f
 }
 
 TEST_CASE("Line table: an image without debug information has none, and names addresses as before", "[lines]") {
-  const std::string in = std::string(KSIM_BINARY_DIR) + "/workloads/rv64/hello.elf";
-  char tmpl[] = "/tmp/ksim_stripped_XXXXXX";
-  const int fd = mkstemp(tmpl);
-  REQUIRE(fd >= 0);
-  close(fd);
-  ProcessResult r = test::run_process({tool_beside(KSIM_RISCV_OBJDUMP, "objcopy"), "--strip-debug", in, tmpl});
-  REQUIRE(r.exited);
-  REQUIRE(r.status == 0);
-  const ElfImage stripped = load_elf_file(tmpl, Isa::rv64);
-  std::remove(tmpl);
+  const std::string tmp = stripped_copy(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/hello.elf");
+  const ElfImage stripped = load_elf_file(tmp, Isa::rv64);
+  std::remove(tmp.c_str());
   const ElfImage& full = test::guest_image("workloads/rv64/hello.elf", Isa::rv64);
   CHECK_FALSE(full.lines->empty());
   CHECK(stripped.lines->empty());
@@ -208,4 +217,94 @@ TEST_CASE("Line table: a crash report names the faulting C line on both ISAs", "
       CHECK_THAT(r.reason, Catch::Contains("main (" + where + ")"));
     }
   }
+}
+
+namespace {
+
+// The file's line `n` as read directly (the kernel's sources have no tabs).
+std::string file_line(const std::string& path, unsigned n) {
+  std::ifstream in(path);
+  std::string l;
+  for (unsigned i = 0; i < n && std::getline(in, l); ++i) {
+  }
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("ksim disasm -S puts each C line before the instructions addr2line places on it, both ISAs", "[lines][cli]") {
+  struct Case {
+    const char* isa;
+    const char* rel;
+    const char* objdump;
+  };
+  for (const Case& c : {Case{"rv64", "workloads/rv64/kernel_preempt.elf", KSIM_RISCV_OBJDUMP},
+                        Case{"x86", "workloads/x86/kernel_x86_preempt.elf", KSIM_X86_OBJDUMP}}) {
+    DYNAMIC_SECTION(c.isa) {
+      ProcessResult r = test::run_ksim({"disasm", "-S", "--isa", c.isa, "do_fork", "schedule", "worker_main"});
+      REQUIRE(r.status == 0);
+      // Per instruction: its address and the source lines printed since the
+      // instruction before it (or since its function's header).
+      struct Insn {
+        uint64_t addr;
+        std::vector<std::string> source;
+        bool first;  // the first of its function
+      };
+      std::vector<Insn> insns;
+      std::vector<std::string> pending;
+      bool header = false;
+      const std::regex insn_re(R"(^ *([0-9a-f]+):\t)"), head_re(R"(^[0-9a-f]{16} <[a-z_0-9]+>:$)");
+      for (const std::string& l : split_lines(r.out)) {
+        std::smatch m;
+        if (l.empty()) continue;
+        if (std::regex_search(l, head_re)) {
+          header = true;
+          pending.clear();
+        } else if (std::regex_search(l, m, insn_re)) {
+          insns.push_back({std::stoull(m[1].str(), nullptr, 16), pending, header});
+          pending.clear();
+          header = false;
+        } else {
+          pending.push_back(l);
+        }
+      }
+      REQUIRE(insns.size() > 100);
+      std::vector<std::string> argv = {tool_beside(c.objdump, "addr2line"), "-e",
+                                       std::string(KSIM_BINARY_DIR) + "/" + c.rel};
+      for (const Insn& i : insns) argv.push_back(hex(i.addr));
+      ProcessResult a = test::run_process(argv);
+      REQUIRE(a.exited);
+      const auto where = split_lines(a.out);
+      REQUIRE(where.size() == insns.size());
+      size_t blocks = 0;
+      for (size_t i = 0; i < insns.size(); ++i) {
+        const std::string loc = strip_discriminator(where[i]);
+        INFO(hex(insns[i].addr) << " at " << loc);
+        const bool moved = insns[i].first || loc != strip_discriminator(where[i - 1]);
+        if (!moved) {
+          CHECK(insns[i].source.empty());
+          continue;
+        }
+        REQUIRE_FALSE(insns[i].source.empty());
+        const size_t colon = loc.rfind(':');
+        CHECK(insns[i].source.back() == file_line(loc.substr(0, colon), std::stoul(loc.substr(colon + 1))));
+        ++blocks;
+      }
+      CHECK(blocks > 30);
+    }
+  }
+}
+
+TEST_CASE("ksim disasm -S on an image without line information says so and lists the code", "[lines][cli]") {
+  const std::string path = stripped_copy(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/hello.elf");
+  ProcessResult r = test::run_ksim({"disasm", "-S", "--elf", path});
+  std::remove(path.c_str());
+  CHECK(r.status == 0);
+  CHECK(r.err == "ksim disasm: the image has no line information (built without -g): no source shown\n");
+  CHECK_THAT(r.out, Catch::Contains("<main>:"));
+  // Without -S the same image lists the same code.
+  const std::string again = stripped_copy(std::string(KSIM_BINARY_DIR) + "/workloads/rv64/hello.elf");
+  ProcessResult plain = test::run_ksim({"disasm", "--elf", again});
+  std::remove(again.c_str());
+  CHECK(plain.out == r.out);
 }

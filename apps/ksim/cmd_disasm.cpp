@@ -6,21 +6,45 @@
 #include "cpu/rv64/disasm.hpp"
 #include "cpu/rv64/insn.hpp"
 #include "cpu/x86/insn.hpp"
+#include "sim/elf/source_text.hpp"
 
 namespace ksim::cli {
 
 namespace {
 
+// -S: the C source lines printed before the instructions they compiled to.
+struct Source {
+  const LineTable& lines;
+  SourceInterleaver order{lines};
+  SourceFiles files;
+
+  void before(uint64_t pc, bool function_start) {
+    if (function_start) order.reset();
+    const auto b = order.next(pc);
+    if (!b) return;
+    const std::string& path = lines.path(b->file);
+    for (uint32_t n = b->first; n <= b->last; ++n) {
+      // Without the file (moved, or a foreign image), where the line is.
+      if (const std::string* text = files.line(path, n))
+        std::printf("%s\n", text->c_str());
+      else
+        std::printf("%s:%u\n", lines.short_name(b->file).c_str(), n);
+    }
+  }
+};
+
 // x86: Intel syntax from Zydis's formatter, raw bytes in hex, branch and
 // call targets named by symbol.
-void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
+void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end, Source* src) {
   auto symbolize = [&img](uint64_t a) {
     return img.symbols.containing(a) ? img.symbols.format(a) : std::string();
   };
   uint64_t pc = start;
   while (pc < end) {
-    if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)
-      std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), s->name.c_str());
+    const Symbol* fn = img.symbols.containing(pc);
+    const bool starts = fn && fn->addr == pc && fn->kind == Symbol::Kind::function;
+    if (starts) std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), fn->name.c_str());
+    if (src) src->before(pc, starts || pc == start);
     const uint64_t off = pc - seg.paddr;
     const uint64_t avail = std::min<uint64_t>(15, end - pc);
     const uint8_t* bytes = seg.bytes.data() + off;
@@ -38,15 +62,17 @@ void list_range_x86(const ElfImage& img, const ElfSegment& seg, uint64_t start, 
 }
 
 // Lists [start, end) of one executable segment, with symbol headers.
-void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end) {
-  if (img.isa == Isa::x86_64) return list_range_x86(img, seg, start, end);
+void list_range(const ElfImage& img, const ElfSegment& seg, uint64_t start, uint64_t end, Source* src) {
+  if (img.isa == Isa::x86_64) return list_range_x86(img, seg, start, end, src);
   auto symbolize = [&img](uint64_t a) {
     return img.symbols.containing(a) ? img.symbols.format(a) : std::string();
   };
   uint64_t pc = start;
   while (pc < end) {
-    if (const Symbol* s = img.symbols.containing(pc); s && s->addr == pc && s->kind == Symbol::Kind::function)
-      std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), s->name.c_str());
+    const Symbol* fn = img.symbols.containing(pc);
+    const bool starts = fn && fn->addr == pc && fn->kind == Symbol::Kind::function;
+    if (starts) std::printf("\n%016llx <%s>:\n", static_cast<unsigned long long>(pc), fn->name.c_str());
+    if (src) src->before(pc, starts || pc == start);
     uint64_t off = pc - seg.paddr;
     auto byte = [&](uint64_t o) -> uint8_t { return o < seg.bytes.size() ? seg.bytes[o] : 0; };
     uint16_t lo = static_cast<uint16_t>(byte(off) | byte(off + 1) << 8);
@@ -84,13 +110,22 @@ int cmd_disasm(const std::vector<std::string>& args) {
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86 (Intel syntax)")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
       ("image", po::value(&image)->default_value(kDefaultImage), "built-in image: preempt, nopreempt, fig4, hello")
-      ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code");
+      ("symbol", po::value(&symbols), "function to list (repeatable; also positional); default: all code")
+      ("source,S", po::bool_switch(), "show the C (or assembler) source lines before their instructions, as objdump -S");
   po::positional_options_description pos;
   pos.add("symbol", -1);
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim disasm [options] [SYMBOL...]", opts, &pos, vm)) return kOk;
   Isa isa = parse_isa(isa_name);
   ElfImage img = load_image(elf, image, isa);
+  std::optional<Source> src;
+  if (vm["source"].as<bool>()) {
+    if (img.lines->empty())
+      std::fprintf(stderr, "ksim disasm: the image has no line information (built without -g): no source shown\n");
+    else
+      src.emplace(Source{*img.lines});
+  }
+  Source* sp = src ? &*src : nullptr;
 
   // Code is what the executable segments hold; an image whose segments
   // carry no X flag at all (the riscv-tests' flagless segment, which the
@@ -105,7 +140,7 @@ int cmd_disasm(const std::vector<std::string>& args) {
 
   if (symbols.empty()) {
     for (const auto& s : img.segments)
-      if (is_code(s)) list_range(img, s, s.paddr, s.paddr + s.bytes.size());
+      if (is_code(s)) list_range(img, s, s.paddr, s.paddr + s.bytes.size(), sp);
     return kOk;
   }
   for (const auto& name : symbols) {
@@ -128,7 +163,7 @@ int cmd_disasm(const std::vector<std::string>& args) {
     }
     uint64_t end = (sym && sym->size) ? sym->addr + sym->size : *addr + 4;
     end = std::min(end, seg->paddr + seg->bytes.size());
-    list_range(img, *seg, *addr, end);
+    list_range(img, *seg, *addr, end, sp);
   }
   return kOk;
 }

@@ -340,7 +340,10 @@ ElfImage parse_elf(std::span<const uint8_t> bytes, Isa isa, const std::string& n
   image.entry = eh.e_entry;
   image.segments = read_segments(elf.get(), phnum, bytes, name);
   image.symbols = read_symbols(elf.get(), shnum, name);
-  image.lines = std::make_shared<const LineTable>(LineTable::read(elf.get()));
+  std::vector<std::pair<uint64_t, uint64_t>> rewritten;
+  for (const ElfSegment& s : image.segments)
+    if (s.writable && s.executable) rewritten.emplace_back(s.vaddr, s.vaddr + s.memsz);
+  image.lines = std::make_shared<const LineTable>(LineTable::read(elf.get(), rewritten));
   return image;
 }
 

@@ -22,7 +22,7 @@ constexpr uint64_t kMaxRows = 1u << 22;
 
 }  // namespace
 
-LineTable LineTable::read(Elf* elf) {
+LineTable LineTable::read(Elf* elf, const std::vector<std::pair<uint64_t, uint64_t>>& rewritten) {
   LineTable t;
   // No .debug_info (or one libdw refuses) is not an error: no lines.
   std::unique_ptr<Dwarf, DwarfCloser> dw(dwarf_begin_elf(elf, DWARF_C_READ, nullptr));
@@ -68,6 +68,11 @@ LineTable LineTable::read(Elf* elf) {
       have_open = true;
     }
   }
+  std::erase_if(t.rows_, [&](const Row& r) {
+    for (const auto& [first, end] : rewritten)
+      if (r.addr < end && first < r.end) return true;
+    return false;
+  });
   t.finish();
   return t;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 typedef struct Elf Elf;  // libelf
@@ -28,7 +29,11 @@ struct SourceLoc {
 class LineTable {
  public:
   // The rows of every compilation unit in `elf`; empty when there are none.
-  static LineTable read(Elf* elf);
+  // Rows inside `rewritten` ranges [first, end) are left out: code there is
+  // rewritten at run time (the kprobes instruction slots, in the kernel's
+  // writable code segment), and the lines of its initial bytes would name
+  // source that no longer describes it.
+  static LineTable read(Elf* elf, const std::vector<std::pair<uint64_t, uint64_t>>& rewritten = {});
 
   bool empty() const { return rows_.empty(); }
   // The line whose code holds `addr`, as addr2line answers it: the last row

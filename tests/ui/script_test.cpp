@@ -49,7 +49,7 @@ TEST_CASE("A bad script line is an error naming the file and line", "[ui][script
   CHECK(error_of("next-event nothing\n") == "t.txt:1: unknown event kind 'nothing'");
   CHECK(error_of("click Step\n") == "t.txt:1: widgets are named WINDOW/LABEL");
   CHECK(error_of("type Probes/x\n") == "t.txt:1: type needs WINDOW/LABEL and the text to type");
-  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race or code");
+  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code or source");
 }
 
 TEST_CASE("Event kinds by name: 'hit' is a probe event entering KPROBE_HIT_ACTIVE", "[ui][script]") {

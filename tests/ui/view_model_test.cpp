@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
+#include <optional>
 #include <cstring>
 #include <map>
 #include <set>
@@ -17,6 +19,8 @@
 #include "ui/model/memory_view.hpp"
 #include "ui/model/probes_view.hpp"
 #include "ui/model/script.hpp"
+#include "ui/model/source_view.hpp"
+#include "cpu/hex.hpp"
 #include "ui/model/timeline.hpp"
 #include "support/run_process.hpp"
 #include "ui_support.hpp"
@@ -723,5 +727,86 @@ TEST_CASE("Code view: instruction bytes as ksim disasm and objdump print them, o
       ++compared;
     }
     CHECK(compared >= 6);
+  }
+}
+
+namespace {
+
+// Line `n` of `path` read directly (the guest sources have no tabs).
+std::string line_of(const std::string& path, uint32_t n) {
+  std::ifstream in(path);
+  std::string l;
+  for (uint32_t i = 0; i < n && std::getline(in, l); ++i) {
+  }
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("Source view: the viewed CPU's file and line, every CPU tagged on its own line, both ISAs",
+          "[ui][source]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    DYNAMIC_SECTION(isa_name(isa)) {
+      Debugger d(ui_kernel(4, 0, isa), {});
+      d.go_to_cycle(250'000);
+      Machine& m = d.world().machine();
+      const LineTable& lt = m.source_lines();
+      int shown = 0;
+      for (int c = 0; c < 4; ++c) {
+        const SourceView v = source_view(d, c);
+        const auto loc = lt.at(m.cpu(c).pc());
+        CHECK(v.where == m.describe(m.cpu(c).pc()));
+        if (!loc) {
+          CHECK_FALSE(v.missing.empty());
+          continue;
+        }
+        ++shown;
+        REQUIRE(v.missing.empty());
+        CHECK(v.file == lt.short_name(loc->file));
+        CHECK(v.current == loc->line);
+        REQUIRE(v.lines.size() >= v.current);
+        CHECK(v.lines[v.current - 1].text == line_of(lt.path(loc->file), loc->line));
+        // Every CPU in this file is tagged on its line, and no other line.
+        for (int k = 0; k < 4; ++k) {
+          const auto at = lt.at(m.cpu(k).pc());
+          for (const SourceViewLine& l : v.lines) {
+            const bool tagged = std::count(l.cpus.begin(), l.cpus.end(), k) > 0;
+            CHECK(tagged == (at && at->file == loc->file && at->line == l.line));
+          }
+        }
+      }
+      CHECK(shown >= 2);
+    }
+  }
+}
+
+TEST_CASE("Code view: C lines before the instructions they start, as the line table places them", "[ui][source]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    DYNAMIC_SECTION(isa_name(isa)) {
+      Debugger d(ui_kernel(1, 0, isa), {});
+      Machine& m = d.world().machine();
+      const LineTable& lt = m.source_lines();
+      const uint64_t fork = m.symbols().find("do_fork")->addr;
+      const std::vector<CodeLine> lines = code_lines(d, fork, 0, 40);
+      REQUIRE(lines.front().addr == fork);
+      int blocks = 0;
+      std::optional<SourceLoc> prev;
+      for (const CodeLine& l : lines) {
+        const auto loc = lt.at(l.addr);
+        REQUIRE(loc);
+        const bool starts = !prev || !(*prev == *loc);
+        INFO(hex(l.addr));
+        CHECK(l.source.empty() == !starts);
+        if (starts) {
+          REQUIRE_FALSE(l.source.empty());
+          CHECK(l.source_file == lt.short_name(loc->file));
+          CHECK(l.source.back().line == loc->line);
+          CHECK(l.source.back().text == line_of(lt.path(loc->file), loc->line));
+          ++blocks;
+        }
+        prev = loc;
+      }
+      CHECK(blocks >= 8);
+    }
   }
 }

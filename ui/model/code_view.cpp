@@ -119,12 +119,24 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
   std::vector<CodeLine> lines;
   size_t center_index = 0;
   uint64_t pc = start;
+  SourceInterleaver source(m.source_lines());
   while (pc < end) {
     const size_t off = pc - start;
     Decoded dec = decode_at(isa, orig.data() + off, orig.size() - off, pc, syms);
     CodeLine l;
     l.addr = pc;
-    if (const Symbol* s = syms.containing(pc); s && s->addr == pc) l.label = s->name;
+    if (const Symbol* s = syms.containing(pc); s && s->addr == pc) {
+      l.label = s->name;
+      source.reset();
+    }
+    if (const auto b = source.next(pc)) {
+      const LineTable& lt = m.source_lines();
+      l.source_file = lt.short_name(b->file);
+      for (uint32_t n = b->first; n <= b->last; ++n) {
+        const std::string* text = d.sources().line(lt.path(b->file), n);
+        l.source.push_back({n, text ? *text : std::string()});
+      }
+    }
     l.bytes = insn_bytes(isa, orig.data() + off, std::min<size_t>(dec.len, orig.size() - off));
     l.text = dec.text;
     for (int c = 0; c < m.cpu_count(); ++c)

@@ -28,6 +28,15 @@ struct CodeLine {
   // store here (its stale view differs from memory): the instruction it
   // would execute here next (Cpu::fetch_view). "" otherwise.
   std::string cpu_sees;
+  // The C (or assembler) lines this instruction starts, as objdump -S puts
+  // them before it (SourceInterleaver); empty when it continues the line
+  // of the instruction before it or the image has no line information.
+  struct SourceRow {
+    uint32_t line = 0;
+    std::string text;  // "" when the file cannot be read
+  };
+  std::string source_file;  // short name ("kernel/workload.c") of `source`
+  std::vector<SourceRow> source;
 };
 
 // Lines around `center`: up to `before` instructions before it (decoded

@@ -14,6 +14,7 @@ CpuRow cpu_row(Debugger& d, int id) {
   r.id = id;
   r.pc = cpu.pc();
   r.pc_sym = m.symbols().format(r.pc);
+  r.pc_line = m.source_lines().describe(r.pc);
   r.pc_changed = d.reg_changed(id, cpu.gpr_count());
   r.cycle = cpu.cycle();
   r.instret = cpu.instret();

@@ -20,6 +20,7 @@ struct CpuRow {
   int id = 0;
   uint64_t pc = 0;
   std::string pc_sym;
+  std::string pc_line;    // "kernel/workload.c:55", "" without line information
   bool pc_changed = false;
   std::string priv;       // "M"/"U" (RV64), "ring 0".."ring 3" (x86)
   bool irq_enabled = false;  // mstatus.MIE / RFLAGS.IF

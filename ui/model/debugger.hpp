@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/elf/source_text.hpp"
 #include "ui/model/event_log.hpp"
 #include "ui/model/world.hpp"
 
@@ -110,6 +111,8 @@ class Debugger {
 
   // --- reading ----------------------------------------------------------------
   World& world() { return *world_; }
+  // The guest's source files, read once for the Code and Source views.
+  SourceFiles& sources() { return sources_; }
   EventLog& log() { return log_; }
   const Position& position() const { return pos_; }
   // The cycle the views call "now": the target cycle when the machine was
@@ -128,6 +131,7 @@ class Debugger {
   const std::string& last_error() const { return error_; }
 
  private:
+  SourceFiles sources_;
   struct Base {  // a checkpoint taken with no engine in the world
     Position pos;
     std::vector<uint8_t> bytes;

@@ -126,10 +126,10 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
     }
     if (a.verb == "print") {
       static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race",
-                                    "code"};
+                                    "code",   "source"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race or code");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code or source");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

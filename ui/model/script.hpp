@@ -17,7 +17,8 @@
 //   wheel WINDOW/LABEL N     N wheel notches over the widget (positive: away, zooms in)
 //   wait [N]                 N frames (default 1, at most kMaxFrames)
 //   screenshot FILE          the window as PNG
-//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory | race | code
+//   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory | race | code |
+//                            source
 //                            (to stdout, for tests)
 // Numbers are decimal and fit in 64 bits; anything else is a ScriptError
 // naming the line.

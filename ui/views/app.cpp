@@ -18,6 +18,7 @@
 #include "ui/model/cpu_view.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/probes_view.hpp"
+#include "ui/model/source_view.hpp"
 #include "ui/views/view_state.hpp"
 
 namespace ksim::ui {
@@ -175,9 +176,23 @@ class ScriptDriver {
         std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
                     fsm_node_name(f.recent[i].from), fsm_node_name(f.recent[i].to));
     } else if (what == "code") {  // the Code window's lines, as shown
-      for (const CodeLine& l : code_lines(d, s_.code_addr, 10, 30, s_.selected_cpu))
+      for (const CodeLine& l : code_lines(d, s_.code_addr, 10, 30, s_.selected_cpu)) {
+        for (const CodeLine::SourceRow& r : l.source)
+          std::printf("code: source %s:%u %s\n", l.source_file.c_str(), r.line, r.text.c_str());
         std::printf("code: %" PRIx64 " %s%s%s%s%s\n", l.addr, l.text.c_str(), l.over.empty() ? "" : " under ",
                     l.over.c_str(), l.slot_of.empty() ? "" : " ; ", l.slot_of.c_str());
+      }
+    } else if (what == "source") {  // the Source tab: the viewed line and every CPU's
+      const SourceView v = source_view(d, s_.selected_cpu);
+      std::printf("source: cpu %d at %s\n", s_.selected_cpu, v.where.c_str());
+      if (!v.missing.empty()) std::printf("source: %s\n", v.missing.c_str());
+      for (const SourceViewLine& l : v.lines) {
+        if (l.line != v.current && l.cpus.empty()) continue;
+        std::string cpus;
+        for (int c : l.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+        std::printf("source: %s%s:%u [%s] %s\n", l.line == v.current ? "> " : "", v.file.c_str(), l.line,
+                    cpus.c_str(), l.text.c_str());
+      }
     } else if (what == "memory") {
       std::printf("memory: %zu events, %.1f MiB of event history\n", d.log().size(),
                   static_cast<double>(d.log().memory_bytes()) / (1 << 20));
@@ -194,8 +209,9 @@ class ScriptDriver {
                                      : "no violation");
     } else if (what == "cpu") {
       const CpuRow r = cpu_row(d, s_.selected_cpu);
-      std::printf("cpu: %d pc %s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(), r.steps,
-                  r.instret, r.doing.c_str());
+      std::printf("cpu: %d pc %s%s%s%s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(),
+                  r.pc_line.empty() ? "" : " (", r.pc_line.c_str(), r.pc_line.empty() ? "" : ")", r.steps, r.instret,
+                  r.doing.c_str());
     }
     std::fflush(stdout);
   }

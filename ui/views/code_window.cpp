@@ -1,11 +1,163 @@
 // Code: disassembly around the selected CPU's PC, or a symbol or address
 // typed in; probes, breakpoints over the original, slots.
+#include <algorithm>
 #include <cinttypes>
 
+#include "cpu/hex.hpp"
 #include "ui/model/code_view.hpp"
+#include "ui/model/source_view.hpp"
 #include "ui/views/view_state.hpp"
 
 namespace ksim::ui {
+
+namespace {
+
+// Where each column starts, from the widest text it holds: the rows are
+// laid out by hand (not an ImGui table) so that a C line can run from the
+// bytes column to the right edge, as objdump -S prints it.
+struct Columns {
+  float addr = 0, bytes = 0, insn = 0;
+};
+
+Columns measure(const std::vector<CodeLine>& lines) {
+  const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
+  float cpus = ImGui::CalcTextSize("0>").x, addr = 0, bytes = 0;
+  for (const CodeLine& l : lines) {
+    std::string c;
+    for (int k : l.cpus) c += (c.empty() ? "" : ",") + std::to_string(k);
+    cpus = std::max(cpus, ImGui::CalcTextSize((c + ">").c_str()).x);
+    addr = std::max(addr, ImGui::CalcTextSize(("* " + hex(l.addr, false)).c_str()).x);
+    bytes = std::max(bytes, ImGui::CalcTextSize(l.bytes.c_str()).x);
+  }
+  Columns col;
+  col.addr = cpus + gap;
+  col.bytes = col.addr + addr + gap;
+  col.insn = col.bytes + bytes + gap;
+  return col;
+}
+
+void draw_disassembly(ViewState& s) {
+  if (s.code_cache_addr != s.code_addr || s.code_cache_moves != s.d.moves() || s.code_cache_cpu != s.selected_cpu) {
+    s.code_cache = code_lines(s.d, s.code_addr, 10, 30, s.selected_cpu);
+    s.code_cache_addr = s.code_addr;
+    s.code_cache_cpu = s.selected_cpu;
+    s.code_cache_moves = s.d.moves();
+  }
+  const std::vector<CodeLine>& lines = s.code_cache;
+  ImGui::BeginChild("listing", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  const Columns col = measure(lines);
+  const float x0 = ImGui::GetCursorPosX();
+  auto at = [&](float x) {
+    ImGui::SameLine();
+    ImGui::SetCursorPosX(x0 + x);
+  };
+  const ImVec4 source_col(0.45f, 0.8f, 0.45f, 1);
+  for (const CodeLine& l : lines) {
+    if (!l.label.empty()) {
+      ImGui::SetCursorPosX(x0 + col.addr);
+      ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "<%s>:", l.label.c_str());
+    }
+    for (const CodeLine::SourceRow& r : l.source) {
+      ImGui::SetCursorPosX(x0 + col.addr);
+      ImGui::TextColored(source_col, "%*u", 6, r.line);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s:%u", l.source_file.c_str(), r.line);
+      at(col.bytes);
+      // Without the file, where the line is.
+      if (r.text.empty())
+        ImGui::TextColored(source_col, "%s:%u", l.source_file.c_str(), r.line);
+      else
+        ImGui::TextColored(source_col, "%s", r.text.c_str());
+    }
+    if (l.addr == s.code_addr) {  // the row in question: a band across the listing
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      ImGui::GetWindowDrawList()->AddRectFilled(
+          p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + ImGui::GetTextLineHeight()),
+          IM_COL32(60, 60, 110, 255));
+    }
+    std::string cpus;
+    for (int c : l.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    if (!cpus.empty())
+      ImGui::TextColored(ImVec4(1, 0.9f, 0.3f, 1), "%s>", cpus.c_str());
+    else
+      ImGui::TextUnformatted("");
+    at(col.addr);
+    if (l.probed)
+      ImGui::TextColored(ImVec4(1, 0.45f, 0.3f, 1), "* %" PRIx64, l.addr);
+    else
+      ImGui::Text("  %" PRIx64, l.addr);
+    at(col.bytes);
+    ImGui::TextDisabled("%s", l.bytes.c_str());
+    at(col.insn);
+    if (l.breakpoint && !l.over.empty()) {
+      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "[%s]", l.over.c_str());
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(0.75f, 0.75f, 0.75f, 1), "over  %s", l.text.c_str());
+    } else {
+      ImGui::TextUnformatted(l.text.c_str());
+    }
+    if (!l.probes.empty()) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "  ; probe %s%s", l.probes.c_str(), l.breakpoint ? "" : " (disarmed)");
+    }
+    if (!l.slot_of.empty()) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(0.4f, 0.85f, 1, 1), "  ; %s", l.slot_of.c_str());
+    }
+    if (!l.cpu_sees.empty()) {  // relaxed code model: this CPU has not seen the store yet
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(1, 0.55f, 0.85f, 1), "  ; CPU %d still sees: %s", s.selected_cpu, l.cpu_sees.c_str());
+    }
+  }
+  ImGui::EndChild();
+}
+
+// The selected CPU's C file, whole: its line marked and scrolled to, every
+// CPU's line tagged with its number.
+void draw_source(ViewState& s) {
+  if (s.source_moves != s.d.moves() || s.source_cpu != s.selected_cpu) {
+    s.source = source_view(s.d, s.selected_cpu);
+    s.source_moves = s.d.moves();
+    s.source_cpu = s.selected_cpu;
+  }
+  const SourceView& v = s.source;
+  ImGui::TextColored(ImVec4(1, 0.9f, 0.3f, 1), "CPU %d", s.selected_cpu);
+  ImGui::SameLine();
+  ImGui::TextUnformatted(v.where.c_str());
+  if (!v.missing.empty()) {
+    ImGui::TextDisabled("%s", v.missing.c_str());
+    return;
+  }
+  ImGui::BeginChild("text", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  const float h = ImGui::GetTextLineHeightWithSpacing();
+  const std::string here = v.file + ":" + std::to_string(v.current);
+  if (here != s.source_scrolled) {  // a new line: bring it to the middle
+    ImGui::SetScrollY(std::max(0.0f, (static_cast<float>(v.current) - 1) * h - ImGui::GetWindowHeight() * 0.4f));
+    s.source_scrolled = here;
+  }
+  ImGuiListClipper clip;
+  clip.Begin(static_cast<int>(v.lines.size()), h);
+  while (clip.Step())
+    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+      const SourceViewLine& l = v.lines[static_cast<size_t>(i)];
+      const bool cur = l.line == v.current;
+      if (cur) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::GetWindowDrawList()->AddRectFilled(
+            p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + h), IM_COL32(60, 60, 110, 255));
+      }
+      std::string cpus;
+      for (int c : l.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+      if (!cpus.empty()) cpus += ">";
+      ImGui::TextColored(ImVec4(1, 0.9f, 0.3f, 1), "%5s", cpus.c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("%5u", l.line);
+      ImGui::SameLine();
+      ImGui::TextUnformatted(l.text.c_str());
+    }
+  ImGui::EndChild();
+}
+
+}  // namespace
 
 void draw_code(ViewState& s) {
   const ImVec2 ds = ImGui::GetIO().DisplaySize;
@@ -27,63 +179,20 @@ void draw_code(ViewState& s) {
   if (!s.code_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.code_message.c_str());
   if (s.code_follow_pc) s.code_addr = m.cpu(s.selected_cpu).pc();
 
-  if (s.code_cache_addr != s.code_addr || s.code_cache_moves != s.d.moves() || s.code_cache_cpu != s.selected_cpu) {
-    s.code_cache = code_lines(s.d, s.code_addr, 10, 30, s.selected_cpu);
-    s.code_cache_addr = s.code_addr;
-    s.code_cache_cpu = s.selected_cpu;
-    s.code_cache_moves = s.d.moves();
-  }
-  const std::vector<CodeLine>& lines = s.code_cache;
-  if (ImGui::BeginTable("code", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg)) {
-    ImGui::TableSetupColumn("cpu");
-    ImGui::TableSetupColumn("address");
-    ImGui::TableSetupColumn("bytes");
-    ImGui::TableSetupColumn("instruction", ImGuiTableColumnFlags_WidthStretch);
-    for (const CodeLine& l : lines) {
-      if (!l.label.empty()) {
-        ImGui::TableNextRow();
-        ImGui::TableSetColumnIndex(1);
-        ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "<%s>:", l.label.c_str());
-      }
-      ImGui::TableNextRow();
-      if (l.addr == s.code_addr)
-        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(60, 60, 110, 255));
-      ImGui::TableNextColumn();
-      std::string cpus;
-      for (int c : l.cpus) {
-        if (!cpus.empty()) cpus += ',';
-        cpus += std::to_string(c);
-      }
-      if (!cpus.empty()) ImGui::TextColored(ImVec4(1, 0.9f, 0.3f, 1), "%s>", cpus.c_str());
-      ImGui::TableNextColumn();
-      if (l.probed)
-        ImGui::TextColored(ImVec4(1, 0.45f, 0.3f, 1), "* %" PRIx64, l.addr);
-      else
-        ImGui::Text("  %" PRIx64, l.addr);
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", l.bytes.c_str());
-      ImGui::TableNextColumn();
-      if (l.breakpoint && !l.over.empty()) {
-        ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "[%s]", l.over.c_str());
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(0.75f, 0.75f, 0.75f, 1), "over  %s", l.text.c_str());
-      } else {
-        ImGui::TextUnformatted(l.text.c_str());
-      }
-      if (!l.probes.empty()) {
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "  ; probe %s%s", l.probes.c_str(), l.breakpoint ? "" : " (disarmed)");
-      }
-      if (!l.slot_of.empty()) {
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(0.4f, 0.85f, 1, 1), "  ; %s", l.slot_of.c_str());
-      }
-      if (!l.cpu_sees.empty()) {  // relaxed code model: this CPU has not seen the store yet
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(1, 0.55f, 0.85f, 1), "  ; CPU %d still sees: %s", s.selected_cpu, l.cpu_sees.c_str());
-      }
+  if (ImGui::BeginTabBar("views")) {
+    const bool dis = ImGui::BeginTabItem("Disassembly");
+    s.note("Disassembly");
+    if (dis) {
+      draw_disassembly(s);
+      ImGui::EndTabItem();
     }
-    ImGui::EndTable();
+    const bool src = ImGui::BeginTabItem("Source");
+    s.note("Source");
+    if (src) {
+      draw_source(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
   }
   s.end();
 }

@@ -25,7 +25,8 @@ void draw_cpus(ViewState& s) {
                                                                 : ImVec4(1.0f, 0.55f, 0.25f, 1);
     ImGui::TextColored(doing_col, "%s", r.doing.c_str());
     ImGui::TextColored(r.pc_changed ? ImVec4(1, 0.9f, 0.3f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
-                       "  pc %016" PRIx64 " %s", r.pc, r.pc_sym.c_str());
+                       "  pc %016" PRIx64 " %s%s%s%s", r.pc, r.pc_sym.c_str(), r.pc_line.empty() ? "" : " (",
+                       r.pc_line.c_str(), r.pc_line.empty() ? "" : ")");
     ImGui::Text("  %s  irq %s  cycle %" PRIu64 "  instret %" PRIu64 "%s%s", r.priv.c_str(), r.irq_enabled ? "on" : "off",
                 r.cycle, r.instret, r.task.empty() ? "" : "  task ", r.task.c_str());
     if (c == s.selected_cpu) {  // the selected CPU's registers; yellow: changed by the last move

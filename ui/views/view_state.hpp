@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ui/model/code_view.hpp"
+#include "ui/model/source_view.hpp"
 #include "ui/model/debugger.hpp"
 #include "ui/model/memory_view.hpp"
 #include "ui/model/timeline.hpp"
@@ -53,6 +54,11 @@ struct ViewState {
   std::vector<CodeLine> code_cache;
   uint64_t code_cache_addr = ~uint64_t{0}, code_cache_moves = ~uint64_t{0};
   int code_cache_cpu = -1;
+  // Source (a tab of the Code window)
+  SourceView source;
+  uint64_t source_moves = ~uint64_t{0};
+  int source_cpu = -1;
+  std::string source_scrolled;  // "file:line" last scrolled to
 
   // Memory
   char mem_text[96] = "";
