@@ -15,6 +15,7 @@
 #include "support/images.hpp"
 #include "cpu/hex.hpp"
 #include "support/ksim_cli.hpp"
+#include "support/source_file.hpp"
 #include "support/run_process.hpp"
 
 using namespace ksim;
@@ -219,19 +220,6 @@ TEST_CASE("Line table: a crash report names the faulting C line on both ISAs", "
   }
 }
 
-namespace {
-
-// The file's line `n` as read directly (the kernel's sources have no tabs).
-std::string file_line(const std::string& path, unsigned n) {
-  std::ifstream in(path);
-  std::string l;
-  for (unsigned i = 0; i < n && std::getline(in, l); ++i) {
-  }
-  return l;
-}
-
-}  // namespace
-
 TEST_CASE("ksim disasm -S puts each C line before the instructions addr2line places on it, both ISAs", "[lines][cli]") {
   struct Case {
     const char* isa;
@@ -287,7 +275,7 @@ TEST_CASE("ksim disasm -S puts each C line before the instructions addr2line pla
         }
         REQUIRE_FALSE(insns[i].source.empty());
         const size_t colon = loc.rfind(':');
-        CHECK(insns[i].source.back() == file_line(loc.substr(0, colon), std::stoul(loc.substr(colon + 1))));
+        CHECK(insns[i].source.back() == test::file_line(loc.substr(0, colon), std::stoul(loc.substr(colon + 1))));
         ++blocks;
       }
       CHECK(blocks > 30);

@@ -23,6 +23,7 @@
 #include "cpu/hex.hpp"
 #include "ui/model/timeline.hpp"
 #include "support/run_process.hpp"
+#include "support/source_file.hpp"
 #include "ui_support.hpp"
 
 using namespace ksim;
@@ -730,19 +731,6 @@ TEST_CASE("Code view: instruction bytes as ksim disasm and objdump print them, o
   }
 }
 
-namespace {
-
-// Line `n` of `path` read directly (the guest sources have no tabs).
-std::string line_of(const std::string& path, uint32_t n) {
-  std::ifstream in(path);
-  std::string l;
-  for (uint32_t i = 0; i < n && std::getline(in, l); ++i) {
-  }
-  return l;
-}
-
-}  // namespace
-
 TEST_CASE("Source view: the viewed CPU's file and line, every CPU tagged on its own line, both ISAs",
           "[ui][source]") {
   for (Isa isa : {Isa::rv64, Isa::x86_64}) {
@@ -765,7 +753,7 @@ TEST_CASE("Source view: the viewed CPU's file and line, every CPU tagged on its 
         CHECK(v.file == lt.short_name(loc->file));
         CHECK(v.current == loc->line);
         REQUIRE(v.lines.size() >= v.current);
-        CHECK(v.lines[v.current - 1].text == line_of(lt.path(loc->file), loc->line));
+        CHECK(v.lines[v.current - 1].text == ksim::test::file_line(lt.path(loc->file), loc->line));
         // Every CPU in this file is tagged on its line, and no other line.
         for (int k = 0; k < 4; ++k) {
           const auto at = lt.at(m.cpu(k).pc());
@@ -801,7 +789,7 @@ TEST_CASE("Code view: C lines before the instructions they start, as the line ta
           REQUIRE_FALSE(l.source.empty());
           CHECK(l.source_file == lt.short_name(loc->file));
           CHECK(l.source.back().line == loc->line);
-          CHECK(l.source.back().text == line_of(lt.path(loc->file), loc->line));
+          CHECK(l.source.back().text == ksim::test::file_line(lt.path(loc->file), loc->line));
           ++blocks;
         }
         prev = loc;
