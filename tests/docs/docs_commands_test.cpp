@@ -279,6 +279,12 @@ const std::map<std::string, Check>& checks() {
       CHECK(r.out().find(" <main>:\n") != std::string::npos);
     });
     t["build/apps/ksim/ksim disasm --elf prog.elf"].elf = "workloads/rv64/hello.elf";
+    // "with the C lines before their instructions": do_fork's first test,
+    // then the lui of its mask (tests/line_table_test.cpp pins the order).
+    t["build/apps/ksim/ksim disasm -S do_fork"] = ok([](const Ran& r) {
+      CHECK(r.out().find(" <do_fork>:\n") != std::string::npos);
+      CHECK(std::regex_search(r.out(), std::regex("\n  if \\(clone_flags & ~CLONE_VALID\\) return -EINVAL;\n[0-9a-f]+:\t")));
+    });
     t["build/apps/ksim/ksim run --isa x86 --cpus 4"] = ok([passed](const Ran& r) {
       passed(r);
       CHECK(r.out().find("isa: x86, cpus: 4,") != std::string::npos);
