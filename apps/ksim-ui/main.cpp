@@ -51,6 +51,7 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
   r.cycle = out.cycle;
   r.cpu = out.cpu;
   r.violation = out.violated ? out.violation : out.notes;
+  r.what = sc->what;
   app.race = r;
   if (vm.count("at"))
     d->go_to_cycle(vm["at"].as<U64>().v);
@@ -64,6 +65,8 @@ int ui_main(const std::vector<std::string>& args) {
   std::string isa_name = "rv64", elf, image, script, ini = "imgui.ini";
   U64 max_cycles_opt, quantum_opt, seed_opt, at_opt;
   int cpus = 1, width = 1280, height = 800;
+  float font_scale = 1;
+  std::string layout_name;
   std::vector<std::string> probe_specs, probe_actions;
   std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
   int probe_cpu = 0;
@@ -99,7 +102,11 @@ int ui_main(const std::vector<std::string>& args) {
       ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/DEBUGGER.md)")
       ("width", po::value(&width)->default_value(1280), "window width")
       ("height", po::value(&height)->default_value(800), "window height")
-      ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)");
+      ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)")
+      ("font-scale", po::value(&font_scale)->default_value(1.0f, "1"),
+       "text size for a projector: 1 is 13 px, 1.5 for 1920x1080 at the back of a room (Ctrl +/- while it runs)")
+      ("layout", po::value(&layout_name), ("the windows one lesson needs, placed and zoomed: " + ui::layout_names() +
+                                            " (default: race with --race, else overview)").c_str());
   po::variables_map vm;
   if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm)) return kOk;
   const bool reference = vm.count("reference-schedule") > 0;
@@ -131,7 +138,13 @@ int ui_main(const std::vector<std::string>& args) {
     throw UsageError{"--width and --height must be between 320x240 and 8192x8192"};
   if (!elf.empty() && !vm["image"].defaulted()) throw UsageError{"--elf and --image exclude each other"};
 
+  if (!(font_scale >= 0.5f && font_scale <= 4))
+    throw UsageError{"--font-scale must be between 0.5 and 4"};
+  if (!layout_name.empty() && !ui::find_layout(layout_name))
+    throw UsageError{"--layout must be " + ui::layout_names()};
   ui::AppOptions app;
+  app.font_scale = font_scale;
+  app.layout = layout_name;
   app.width = width;
   app.height = height;
   app.ini = ini;

@@ -27,15 +27,21 @@ TEST_CASE("Scripts parse into actions, and widget labels keep their spaces and '
   CHECK(a[9].verb == "quit");
 }
 
+namespace {
+
+// The error a script's text is refused with, or "(no error)".
+std::string error_of(const std::string& text) {
+  try {
+    parse_script(text, "t.txt");
+  } catch (const ScriptError& e) {
+    return std::string(e.what());
+  }
+  return std::string("(no error)");
+}
+
+}  // namespace
+
 TEST_CASE("A bad script line is an error naming the file and line", "[ui][script]") {
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_script(text, "t.txt");
-    } catch (const ScriptError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   CHECK(error_of("step\nfly 3\n") == "t.txt:2: unknown action 'fly'");
   CHECK(error_of("step -1\n") == "t.txt:1: '-1' is not an integer from 0 to 18446744073709551615");
   // Issue 22: this ended ksim-ui with "internal error: stoull" (exit 4).
@@ -49,7 +55,7 @@ TEST_CASE("A bad script line is an error naming the file and line", "[ui][script
   CHECK(error_of("next-event nothing\n") == "t.txt:1: unknown event kind 'nothing'");
   CHECK(error_of("click Step\n") == "t.txt:1: widgets are named WINDOW/LABEL");
   CHECK(error_of("type Probes/x\n") == "t.txt:1: type needs WINDOW/LABEL and the text to type");
-  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code or source");
+  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped or font");
 }
 
 TEST_CASE("Event kinds by name: 'hit' is a probe event entering KPROBE_HIT_ACTIVE", "[ui][script]") {
@@ -61,4 +67,12 @@ TEST_CASE("Event kinds by name: 'hit' is a probe event entering KPROBE_HIT_ACTIV
   CHECK(f.kind == ksim::EventKind::ipi_send);
   CHECK_FALSE(event_filter_named("race", f));
   for (const std::string& n : event_filter_names()) CHECK(event_filter_named(n, f));
+}
+
+TEST_CASE("Script keys and layouts: only the chords and lessons there are", "[ui][script]") {
+  CHECK(parse_script("key ctrl+=\nkey ctrl++\nkey ctrl+-\nkey ctrl+0\nlayout hit\nlayout stop-machine\n", "t.txt").size() ==
+        6);
+  CHECK(error_of("key ctrl+x\n") == "t.txt:1: key takes ctrl+= (or ctrl++), ctrl+- or ctrl+0");
+  CHECK(error_of("layout lecture\n") == "t.txt:1: layout takes hit, race, stop-machine or overview");
+  CHECK(error_of("layout\n") == "t.txt:1: layout takes 1 argument(s)");
 }

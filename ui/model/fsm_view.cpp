@@ -16,12 +16,27 @@ const char* fsm_node_name(FsmNode n) {
   return "?";
 }
 
-const std::vector<FsmNodeLayout>& fsm_layout() {
-  static const std::vector<FsmNodeLayout> l = {
-      {FsmNode::idle, 0.1f, 0.12f},       {FsmNode::trap, 0.5f, 0.12f},   {FsmNode::hit_active, 0.84f, 0.12f},
-      {FsmNode::hit_ssdone, 0.16f, 0.88f}, {FsmNode::hit_ss, 0.5f, 0.88f}, {FsmNode::reenter, 0.84f, 0.88f},
-  };
-  return l;
+const char* fsm_node_short_name(FsmNode n) {
+  switch (n) {
+    case FsmNode::idle: return "idle";
+    case FsmNode::trap: return "bp trap";
+    case FsmNode::hit_active: return "HIT_ACTIVE";
+    case FsmNode::hit_ss: return "HIT_SS";
+    case FsmNode::hit_ssdone: return "HIT_SSDONE";
+    case FsmNode::reenter: return "REENTER";
+  }
+  return "?";
+}
+
+const std::vector<FsmArrangement>& fsm_arrangements() {
+  static const std::vector<FsmNodeLayout> two_rows = {
+      {FsmNode::idle, 0.1f, 0.12f},        {FsmNode::trap, 0.5f, 0.12f},   {FsmNode::hit_active, 0.84f, 0.12f},
+      {FsmNode::hit_ssdone, 0.16f, 0.88f}, {FsmNode::hit_ss, 0.5f, 0.88f}, {FsmNode::reenter, 0.84f, 0.88f}};
+  static const std::vector<FsmNodeLayout> three_rows = {
+      {FsmNode::idle, 0.08f, 0.08f},       {FsmNode::trap, 0.45f, 0.08f},  {FsmNode::hit_active, 0.86f, 0.08f},
+      {FsmNode::reenter, 0.86f, 0.5f},     {FsmNode::hit_ssdone, 0.15f, 0.92f}, {FsmNode::hit_ss, 0.6f, 0.92f}};
+  static const std::vector<FsmArrangement> a = {{two_rows, false}, {three_rows, false}, {two_rows, true}};
+  return a;
 }
 
 const std::vector<FsmEdge>& fsm_edges() {

@@ -16,6 +16,9 @@ namespace ksim::ui {
 enum class FsmNode : uint8_t { idle, trap, hit_active, hit_ss, hit_ssdone, reenter };
 inline constexpr int kFsmNodes = 6;
 const char* fsm_node_name(FsmNode n);
+// The name in a narrow diagram's box: without Linux's KPROBE_ prefix
+// ("HIT_SS"), "bp trap" for the breakpoint trap.
+const char* fsm_node_short_name(FsmNode n);
 
 // The diagram: nodes on a unit square (x right, y down), arrows labelled
 // by what takes them: break (the breakpoint traps), pre (lookup and pre
@@ -31,7 +34,15 @@ struct FsmEdge {
   FsmNode from, to;
   const char* label;
 };
-const std::vector<FsmNodeLayout>& fsm_layout();
+// Arrangements, widest first: two rows of three boxes; when a canvas is too
+// narrow for three of Linux's long state names side by side, three rows
+// (KPROBE_REENTER on a row of its own); narrower still, two rows with the
+// short names.
+struct FsmArrangement {
+  std::vector<FsmNodeLayout> places;
+  bool short_names = false;
+};
+const std::vector<FsmArrangement>& fsm_arrangements();
 const std::vector<FsmEdge>& fsm_edges();
 
 // The state a probe event leaves its CPU in, given the state before it;

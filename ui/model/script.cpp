@@ -29,6 +29,7 @@ const std::map<std::string, Shape>& shapes() {
       {"click", {1, 1, -1}},       {"type", {2, 2, -1}},         {"drag", {3, 3, -1}},
       {"wheel", {2, 2, -1}},       {"wait", {0, 1, 0}},          {"screenshot", {1, 1, -1}},
       {"print", {1, 1, -1}},       {"fps", {1, 1, 0}},           {"quit", {0, 0, -1}},
+      {"key", {1, 1, -1}},         {"layout", {1, 1, -1}},
   };
   return s;
 }
@@ -36,6 +37,13 @@ const std::map<std::string, Shape>& shapes() {
 bool is_int(const std::string& s) { return is_number(s[0] == '-' && s.size() > 1 ? s.substr(1) : s); }
 
 }  // namespace
+
+std::optional<ScriptKey> key_named(const std::string& name) {
+  if (name == "ctrl+=" || name == "ctrl++") return ScriptKey::zoom_in;
+  if (name == "ctrl+-") return ScriptKey::zoom_out;
+  if (name == "ctrl+0") return ScriptKey::zoom_reset;
+  return std::nullopt;
+}
 
 uint64_t ScriptAction::number(size_t i, uint64_t dflt) const {
   return i < args.size() ? std::stoull(args[i]) : dflt;
@@ -120,16 +128,18 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
     if (a.verb == "select-cpu" && a.number(0, 0) >= 64) throw bad("select-cpu takes a CPU number below 64");
     if ((a.verb == "drag" && (!is_int(a.args[1]) || !is_int(a.args[2]))) || (a.verb == "wheel" && !is_int(a.args[1])))
       throw bad("expected integer pixel/notch amounts");
+    if (a.verb == "key" && !key_named(a.args[0])) throw bad("key takes ctrl+= (or ctrl++), ctrl+- or ctrl+0");
+    if (a.verb == "layout" && !find_layout(a.args[0])) throw bad("layout takes " + layout_names());
     if ((a.verb == "next-event" || a.verb == "prev-event")) {
       EventFilter f;
       if (!event_filter_named(a.args[0], f)) throw bad("unknown event kind '" + a.args[0] + "'");
     }
     if (a.verb == "print") {
       static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race",
-                                    "code",   "source"};
+                                    "code",   "source", "clipped", "font"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code or source");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped or font");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

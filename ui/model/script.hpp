@@ -18,7 +18,9 @@
 //   wait [N]                 N frames (default 1, at most kMaxFrames)
 //   screenshot FILE          the window as PNG
 //   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory | race | code |
-//                            source
+//                            source | clipped (texts cut off at a window's edge) | font (size and scale)
+//   key KEYS                 ctrl+= (or ctrl++), ctrl+- or ctrl+0: the font larger, smaller, as it started
+//   layout NAME              hit | race | stop-machine | overview: as --layout, now
 //                            (to stdout, for tests)
 // Numbers are decimal and fit in 64 bits; anything else is a ScriptError
 // naming the line.
@@ -26,11 +28,13 @@
 //   quit                     print `ksim run`'s summary and exit
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ui/model/debugger.hpp"
+#include "ui/model/layout.hpp"
 
 namespace ksim::ui {
 
@@ -48,6 +52,10 @@ class ScriptError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The key chords a script can press (the font's size).
+enum class ScriptKey { zoom_in, zoom_out, zoom_reset };
+std::optional<ScriptKey> key_named(const std::string& name);
 
 // Parses a whole script; a bad line is a ScriptError naming it.
 std::vector<ScriptAction> parse_script(const std::string& text, const std::string& name);

@@ -8,7 +8,11 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -141,6 +145,16 @@ class ScriptDriver {
                     s_.timeline_seconds * 1000 / n);
         next();
       }
+    } else if (v == "key") {  // Ctrl held with the key for one frame, then released
+      static const int glfw_key[] = {GLFW_KEY_EQUAL, GLFW_KEY_MINUS, GLFW_KEY_0};
+      const int key = glfw_key[static_cast<int>(*key_named(a.args[0]))];
+      io.KeyCtrl = k_ == 0;
+      io.KeysDown[key] = k_ == 0;
+      if (++k_ == 2) next();
+    } else if (v == "layout") {
+      s_.layout = find_layout(a.args[0]);
+      s_.layout_pending = true;
+      next();
     } else if (v == "quit") {
       quit_ = true;
     }
@@ -171,6 +185,7 @@ class ScriptDriver {
       const FsmView f = fsm_view(d, s_.selected_cpu);
       std::printf("fsm: cpu %d %s current %s\n", s_.selected_cpu, fsm_node_name(f.current),
                   f.current_kprobe.empty() ? "NULL" : f.current_kprobe.c_str());
+      std::printf("fsm-diagram: %.0fx%.0f clear %d\n", s_.fsm_w, s_.fsm_h, s_.fsm_clear ? 1 : 0);
       // Newest first, numbered as the window's rows ("transition N").
       for (size_t i = f.recent.size(); i-- > 0;)
         std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
@@ -207,6 +222,12 @@ class ScriptDriver {
                                         std::to_string(s_.race_cpu))
                                            .c_str()
                                      : "no violation");
+    } else if (what == "clipped") {  // the last frame's texts cut off at a window's edge
+      if (s_.clipped.empty()) std::printf("clipped: none\n");
+      for (const auto& [where, text] : s_.clipped) std::printf("clipped: %s\n", where.c_str());
+    } else if (what == "font") {
+      std::printf("font: %.1f px, scale %.2f, layout %s\n", ImGui::GetFontSize(), s_.font_scale,
+                  s_.layout ? s_.layout->name : "none");
     } else if (what == "cpu") {
       const CpuRow r = cpu_row(d, s_.selected_cpu);
       std::printf("cpu: %d pc %s%s%s%s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(),
@@ -226,7 +247,44 @@ class ScriptDriver {
   Clock::time_point t0_;
 };
 
+// Ctrl + / Ctrl - / Ctrl 0: the font larger, smaller, as it started.
+void font_keys(ViewState& s, float initial) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl) return;
+  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
+    s.font_scale_wanted = std::min(4.0f, s.font_scale * 1.25f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
+    s.font_scale_wanted = std::max(0.5f, s.font_scale / 1.25f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) s.font_scale_wanted = initial;
+}
+
+// The font at `scale`: ImGui's own (ProggyClean, drawn for 13 px) at 1;
+// larger or smaller, DejaVu Sans Mono (Debian's fonts-dejavu-core), whose
+// outlines stay sharp at any size, or ProggyClean scaled when it is
+// missing. Sizes in the style (padding, spacing, scrollbars) scale too.
+// Called between frames, with the window's GL context current.
+void apply_font(float scale, const ImGuiStyle& base, bool remake_texture) {
+  static const char* kDejaVu = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig cfg;
+  cfg.SizePixels = std::round(13.0f * scale);
+  if (scale != 1.0f && access(kDejaVu, R_OK) == 0)
+    io.Fonts->AddFontFromFileTTF(kDejaVu, cfg.SizePixels, &cfg);
+  else
+    io.Fonts->AddFontDefault(&cfg);
+  ImGui::GetStyle() = base;
+  ImGui::GetStyle().ScaleAllSizes(scale);
+  // The 1.86 backend's first NewFrame makes the texture with its other
+  // device objects; after that, a new font needs a new texture made here.
+  if (remake_texture) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+}
+
 void draw_all(ViewState& s) {
+  s.clipped.clear();
   draw_control(s);
   draw_cpus(s);
   draw_code(s);
@@ -237,6 +295,8 @@ void draw_all(ViewState& s) {
   draw_timeline(s);
   s.timeline_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   draw_console(s);
+  draw_race(s);
+  s.layout_pending = false;
 }
 
 }  // namespace
@@ -315,16 +375,24 @@ int run_app(Debugger& d, const AppOptions& o) {
   io.IniFilename = o.ini.empty() ? nullptr : o.ini.c_str();
   ImGui::StyleColorsDark();
   ImGui::GetStyle().WindowRounding = 3;
+  const ImGuiStyle base_style = ImGui::GetStyle();
   ImGui_ImplGlfw_InitForOpenGL(win, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 
   ViewState s(d);
+  s.font_scale = 0;  // none yet: built before the first frame
+  s.font_scale_wanted = o.font_scale;
+  // An explicit layout places its windows over what imgui.ini remembers;
+  // a race opens in its lesson's layout.
+  s.layout = find_layout(!o.layout.empty() ? o.layout : o.race ? "race" : "overview");
+  s.layout_pending = !o.layout.empty() || o.race.has_value();
   if (o.race) {
     s.race_title = o.race->title;
     s.race_violated = o.race->violated;
     s.race_cycle = o.race->cycle;
     s.race_cpu = o.race->cpu;
     s.race_violation = o.race->violation;
+    s.race_what = o.race->what;
     if (s.race_violated && s.race_cpu >= 0) s.selected_cpu = s.race_cpu;  // the CPU that broke it
   }
   ScriptDriver script(o, s);
@@ -334,6 +402,10 @@ int run_app(Debugger& d, const AppOptions& o) {
   int fps_frames = 0;
   while (!glfwWindowShouldClose(win)) {
     glfwPollEvents();
+    if (s.font_scale_wanted != s.font_scale) {
+      apply_font(s.font_scale_wanted, base_style, s.font_scale != 0);
+      s.font_scale = s.font_scale_wanted;
+    }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     if (o.scripted) {
@@ -368,6 +440,7 @@ int run_app(Debugger& d, const AppOptions& o) {
     }
     const auto b0 = Clock::now();
     ImGui::NewFrame();
+    font_keys(s, o.font_scale);
     draw_all(s);
     ImGui::Render();
     s.build_seconds += std::chrono::duration<double>(Clock::now() - b0).count();

@@ -13,6 +13,8 @@ namespace ksim::ui {
 struct AppOptions {
   int width = 1280, height = 800;
   std::string ini = "imgui.ini";  // where the layout is kept
+  float font_scale = 1;           // 1: ImGui's 13 px font
+  std::string layout;             // --layout; "": race with --race, else overview (imgui.ini kept)
   bool scripted = false;
   std::vector<ScriptAction> script;
   std::string script_name;
@@ -24,6 +26,7 @@ struct AppOptions {
     uint64_t cycle = 0;     // of the violation
     int cpu = -1;           // the CPU that broke the invariant (selected when it opens)
     std::string violation;  // the checker's line
+    std::string what;       // the scenario's description (ksim race list)
   };
   std::optional<Race> race;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cinttypes>
 
+#include <imgui_internal.h>
+
 #include "cpu/hex.hpp"
 #include "ui/model/code_view.hpp"
 #include "ui/model/source_view.hpp"
@@ -34,6 +36,29 @@ Columns measure(const std::vector<CodeLine>& lines) {
   col.bytes = col.addr + addr + gap;
   col.insn = col.bytes + bytes + gap;
   return col;
+}
+
+// Text that explains an instruction: after it on its row while it fits in
+// sight, else on the rows below, indented under the instruction and
+// wrapped at the window's edge, so none of it is cut off (`first`: the
+// row's first text, in the instruction column already).
+void trailing(ViewState& s, float x_insn, ImVec4 colour, const std::string& text, bool first = false) {
+  const float right = ImGui::GetCurrentWindow()->ClipRect.Max.x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
+  const float w = ImGui::CalcTextSize(text.c_str()).x;
+  if (!first) {
+    if (ImGui::GetItemRectMax().x + gap + w <= right) {
+      ImGui::SameLine(0, gap);
+    } else {
+      ImGui::SetCursorPosX(ImGui::GetCursorPosX() + x_insn + px(16));  // from the start of the new row
+    }
+  }
+  ImGui::PushTextWrapPos(right - ImGui::GetWindowPos().x + ImGui::GetScrollX());
+  ImGui::PushStyleColor(ImGuiCol_Text, colour);
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  s.audit(text);
 }
 
 void draw_disassembly(ViewState& s) {
@@ -89,24 +114,18 @@ void draw_disassembly(ViewState& s) {
     ImGui::TextDisabled("%s", l.bytes.c_str());
     at(col.insn);
     if (l.breakpoint && !l.over.empty()) {
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "[%s]", l.over.c_str());
-      ImGui::SameLine();
-      ImGui::TextColored(ImVec4(0.75f, 0.75f, 0.75f, 1), "over  %s", l.text.c_str());
+      trailing(s, col.insn, ImVec4(1, 0.35f, 0.3f, 1), "[" + l.over + "]", true);
+      trailing(s, col.insn, ImVec4(0.75f, 0.75f, 0.75f, 1), "over  " + l.text);
     } else {
       ImGui::TextUnformatted(l.text.c_str());
     }
-    if (!l.probes.empty()) {
-      ImGui::SameLine();
-      ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "  ; probe %s%s", l.probes.c_str(), l.breakpoint ? "" : " (disarmed)");
-    }
-    if (!l.slot_of.empty()) {
-      ImGui::SameLine();
-      ImGui::TextColored(ImVec4(0.4f, 0.85f, 1, 1), "  ; %s", l.slot_of.c_str());
-    }
-    if (!l.cpu_sees.empty()) {  // relaxed code model: this CPU has not seen the store yet
-      ImGui::SameLine();
-      ImGui::TextColored(ImVec4(1, 0.55f, 0.85f, 1), "  ; CPU %d still sees: %s", s.selected_cpu, l.cpu_sees.c_str());
-    }
+    if (!l.probes.empty())
+      trailing(s, col.insn, ImVec4(1, 0.6f, 0.3f, 1),
+               "; probe " + l.probes + (l.breakpoint ? "" : " (disarmed)"));
+    if (!l.slot_of.empty()) trailing(s, col.insn, ImVec4(0.4f, 0.85f, 1, 1), "; " + l.slot_of);
+    if (!l.cpu_sees.empty())  // relaxed code model: this CPU has not seen the store yet
+      trailing(s, col.insn, ImVec4(1, 0.55f, 0.85f, 1),
+               "; CPU " + std::to_string(s.selected_cpu) + " still sees: " + l.cpu_sees);
   }
   ImGui::EndChild();
 }
@@ -160,10 +179,9 @@ void draw_source(ViewState& s) {
 }  // namespace
 
 void draw_code(ViewState& s) {
-  const ImVec2 ds = ImGui::GetIO().DisplaySize;
-  if (!s.begin("Code", ImVec2(ds.x * 0.34f, 0), ImVec2(ds.x * 0.36f, ds.y * 0.43f))) return s.end();
+  if (!s.begin("Code")) return s.end();
   Machine& m = s.d.world().machine();
-  ImGui::SetNextItemWidth(200);
+  ImGui::SetNextItemWidth(px(200));
   if (input_text(s, "location", s.code_text, sizeof s.code_text)) {
     if (auto a = resolve_location(s.d, s.code_text)) {
       s.code_addr = *a;
@@ -173,10 +191,10 @@ void draw_code(ViewState& s) {
       s.code_message = std::string("unknown symbol or address '") + s.code_text + "'";
     }
   }
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("follow PC").x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::Checkbox("follow PC", &s.code_follow_pc);
   s.note("follow PC");
-  if (!s.code_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.code_message.c_str());
+  if (!s.code_message.empty()) wrapped(s, ImVec4(1, 0.5f, 0.4f, 1), s.code_message);
   if (s.code_follow_pc) s.code_addr = m.cpu(s.selected_cpu).pc();
 
   if (ImGui::BeginTabBar("views")) {

@@ -8,11 +8,10 @@
 namespace ksim::ui {
 
 void draw_console(ViewState& s) {
-  const ImVec2 ds = ImGui::GetIO().DisplaySize;
-  if (!s.begin("Console", ImVec2(ds.x * 0.70f, ds.y * 0.65f), ImVec2(ds.x * 0.30f, ds.y * 0.35f))) return s.end();
+  if (!s.begin("Console")) return s.end();
   const EventLog& log = s.d.log();
   const int cpus = s.d.world().machine().cpu_count();
-  ImGui::SetNextItemWidth(90);
+  ImGui::SetNextItemWidth(px(90));
   const std::string cur = s.console_cpu < 0 ? "all CPUs" : "CPU " + std::to_string(s.console_cpu);
   if (ImGui::BeginCombo("##cpu", cur.c_str())) {
     if (ImGui::Selectable("all CPUs", s.console_cpu < 0)) s.console_cpu = -1;
@@ -20,7 +19,7 @@ void draw_console(ViewState& s) {
       if (ImGui::Selectable(("CPU " + std::to_string(c)).c_str(), s.console_cpu == c)) s.console_cpu = c;
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("probe lines").x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::Checkbox("probe lines", &s.console_probe_lines);
   s.note("probe lines");
 

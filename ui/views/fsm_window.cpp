@@ -4,7 +4,9 @@
 #include <cinttypes>
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "ui/model/fsm_diagram.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/views/view_state.hpp"
 
@@ -12,32 +14,23 @@ namespace ksim::ui {
 
 namespace {
 
-// Where the segment from box a to box b leaves each box (half extents ha, hb).
-void arrow(ImDrawList* dl, ImVec2 a, ImVec2 ha, ImVec2 b, ImVec2 hb, ImU32 col, const char* label) {
-  const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-  if (len < 1) return;
+void arrow(ImDrawList* dl, ImVec2 o, const FsmArrow& a, ImU32 col) {
+  const ImVec2 p0(o.x + a.x0, o.y + a.y0), p1(o.x + a.x1, o.y + a.y1);
+  const float dx = p1.x - p0.x, dy = p1.y - p0.y, len = std::max(1.0f, std::sqrt(dx * dx + dy * dy));
   const float ux = dx / len, uy = dy / len;
-  auto exit = [&](ImVec2 h) {
-    const float tx = std::fabs(ux) > 1e-4f ? h.x / std::fabs(ux) : 1e9f;
-    const float ty = std::fabs(uy) > 1e-4f ? h.y / std::fabs(uy) : 1e9f;
-    return std::min(tx, ty) + 3;
-  };
-  const float ta = exit(ha), tb = exit(hb);
-  const ImVec2 p0(a.x + ux * ta, a.y + uy * ta), p1(b.x - ux * tb, b.y - uy * tb);
-  dl->AddLine(p0, p1, col, 1.5f);
-  const ImVec2 l(p1.x - ux * 9 - uy * 5, p1.y - uy * 9 + ux * 5), r(p1.x - ux * 9 + uy * 5, p1.y - uy * 9 - ux * 5);
+  // The head scales with the font, as the labels do.
+  const float k = ImGui::GetFontSize() / 13.0f;
+  dl->AddLine(p0, p1, col, 1.5f * k);
+  const ImVec2 l(p1.x - ux * 9 * k - uy * 5 * k, p1.y - uy * 9 * k + ux * 5 * k);
+  const ImVec2 r(p1.x - ux * 9 * k + uy * 5 * k, p1.y - uy * 9 * k - ux * 5 * k);
   dl->AddTriangleFilled(p1, l, r, col);
-  const ImVec2 ts = ImGui::CalcTextSize(label);
-  // Label beside the middle of the arrow, on its left-hand side.
-  const ImVec2 mid((p0.x + p1.x) / 2 + uy * (ts.x / 2 + 4), (p0.y + p1.y) / 2 - ux * (ts.y / 2 + 3));
-  dl->AddText(ImVec2(mid.x - ts.x / 2, mid.y - ts.y / 2), col, label);
+  dl->AddText(ImVec2(o.x + a.label.x0, o.y + a.label.y0), col, a.edge.label);
 }
 
 }  // namespace
 
 void draw_fsm(ViewState& s) {
-  const ImVec2 ds = ImGui::GetIO().DisplaySize;
-  if (!s.begin("Probe state machine", ImVec2(ds.x * 0.70f, ds.y * 0.28f), ImVec2(ds.x * 0.30f, ds.y * 0.37f)))
+  if (!s.begin("Probe state machine"))
     return s.end();
   const FsmView v = fsm_view(s.d, s.selected_cpu);
   ImGui::Text("CPU %d: %s%s%s", s.selected_cpu, fsm_node_name(v.current), v.phase.empty() ? "" : ", parked: next ",
@@ -48,52 +41,64 @@ void draw_fsm(ViewState& s) {
 
   // The diagram.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float w = ImGui::GetContentRegionAvail().x, h = std::max(120.0f, ImGui::GetContentRegionAvail().y * 0.5f);
+  // The diagram gets the larger part of the window; its least height fits
+  // three rows of boxes with the labels between (twelve lines of text).
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = std::max(12 * ImGui::GetTextLineHeight(), ImGui::GetContentRegionAvail().y * 0.6f);
   ImGui::InvisibleButton("diagram", ImVec2(w, h));
   s.note("diagram");
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Node boxes, kept inside the canvas.
-  ImVec2 centre[kFsmNodes], half[kFsmNodes];
-  for (const FsmNodeLayout& l : fsm_layout()) {
-    const int n = static_cast<int>(l.node);
-    const ImVec2 ts = ImGui::CalcTextSize(fsm_node_name(l.node));
-    half[n] = ImVec2(ts.x / 2 + 6, ts.y / 2 + 5);
-    centre[n] = ImVec2(std::clamp(origin.x + l.x * w, origin.x + half[n].x + 2, origin.x + w - half[n].x - 2),
-                       std::clamp(origin.y + l.y * h, origin.y + half[n].y + 2, origin.y + h - half[n].y - 2));
-  }
+  const FsmDiagram g = fsm_diagram(w, h, [](const char* t) {
+    const ImVec2 z = ImGui::CalcTextSize(t);
+    return TextSize{z.x, z.y};
+  });
+  s.fsm_w = w;
+  s.fsm_h = h;
+  s.fsm_clear = g.clear;
   FsmNode last_from = v.current, last_to = v.current;
   if (!v.recent.empty()) {
     last_from = v.recent.back().from;
     last_to = v.recent.back().to;
   }
-  for (const FsmEdge& e : fsm_edges()) {
-    const bool taken = e.from == last_from && e.to == last_to;
-    const int f = static_cast<int>(e.from), t = static_cast<int>(e.to);
-    // Two arrows between the same nodes: offset them apart.
-    const float off = e.from < e.to ? -4.0f : 4.0f;
-    arrow(dl, ImVec2(centre[f].x, centre[f].y + off), half[f], ImVec2(centre[t].x, centre[t].y + off), half[t],
-          taken ? IM_COL32(255, 220, 80, 255) : IM_COL32(150, 150, 165, 255), e.label);
+  for (const FsmArrow& a : g.arrows) {
+    const bool taken = a.edge.from == last_from && a.edge.to == last_to;
+    arrow(dl, origin, a, taken ? IM_COL32(255, 220, 80, 255) : IM_COL32(150, 150, 165, 255));
   }
-  for (const FsmNodeLayout& l : fsm_layout()) {
-    const int n = static_cast<int>(l.node);
-    const ImVec2 c = centre[n], hh = half[n];
-    const bool lit = l.node == v.current;
-    dl->AddRectFilled(ImVec2(c.x - hh.x, c.y - hh.y), ImVec2(c.x + hh.x, c.y + hh.y),
-                      lit ? IM_COL32(230, 120, 40, 255) : IM_COL32(45, 50, 65, 255), 6);
-    dl->AddRect(ImVec2(c.x - hh.x, c.y - hh.y), ImVec2(c.x + hh.x, c.y + hh.y),
-                lit ? IM_COL32(255, 230, 120, 255) : IM_COL32(120, 120, 140, 255), 6, 0, lit ? 2.5f : 1);
-    dl->AddText(ImVec2(c.x - hh.x + 6, c.y - hh.y + 5), IM_COL32(255, 255, 255, 255), fsm_node_name(l.node));
+  const float pad_x = (g.node[0].x1 - g.node[0].x0 - ImGui::CalcTextSize(g.name(FsmNode::idle)).x) / 2;
+  for (int n = 0; n < kFsmNodes; ++n) {
+    const FsmNode node = static_cast<FsmNode>(n);
+    const Box& b = g.node[n];
+    const bool lit = node == v.current;
+    const ImVec2 p0(origin.x + b.x0, origin.y + b.y0), p1(origin.x + b.x1, origin.y + b.y1);
+    dl->AddRectFilled(p0, p1, lit ? IM_COL32(230, 120, 40, 255) : IM_COL32(45, 50, 65, 255), 6);
+    dl->AddRect(p0, p1, lit ? IM_COL32(255, 230, 120, 255) : IM_COL32(120, 120, 140, 255), 6, 0, lit ? 2.5f : 1);
+    const ImVec2 ts = ImGui::CalcTextSize(g.name(node));
+    dl->AddText(ImVec2(p0.x + pad_x, (p0.y + p1.y - ts.y) / 2), IM_COL32(255, 255, 255, 255), g.name(node));
   }
 
   ImGui::TextDisabled("recent transitions (click to go there)");
   ImGui::BeginChild("transitions");
   for (size_t i = v.recent.size(); i-- > 0;) {
     const FsmTransition& t = v.recent[i];
-    char line[256];
-    std::snprintf(line, sizeof line, "%10" PRIu64 "  %s -> %s  (%s) %s%s##%zu", t.cycle, fsm_node_name(t.from),
-                  fsm_node_name(t.to), t.what.c_str(), t.where.c_str(),
-                  t.event == EventLog::npos ? "  [held]" : "", i);
-    if (ImGui::Selectable(line, false)) {
+    // As much as fits: the cycle and the states, what took the step when
+    // it is not the state's own name, and the probe; Linux's long names
+    // shortened (HIT_SS) and the detail left out in a narrow window.
+    const float room = ImGui::GetContentRegionAvail().x;
+    const bool named = t.what != fsm_node_name(t.to);
+    std::string line;
+    for (int brief = 0; brief < 3; ++brief) {
+      auto name = [&](FsmNode n) { return brief ? fsm_node_short_name(n) : fsm_node_name(n); };
+      char head[64];
+      std::snprintf(head, sizeof head, "%10" PRIu64 "  ", t.cycle);
+      line = head + std::string(name(t.from)) + " -> " + name(t.to);
+      if (brief < 2) line += (named ? "  (" + t.what + ")" : std::string()) + "  " + t.where;
+      if (t.event == EventLog::npos) line += "  [held]";
+      if (ImGui::CalcTextSize(line.c_str()).x <= room) break;
+    }
+    const float text_w = ImGui::CalcTextSize(line.c_str()).x;
+    line += "##" + std::to_string(i);
+    // As wide as its text (a full-width selectable reaches past the edge).
+    if (ImGui::Selectable(line.c_str(), false, 0, ImVec2(text_w, 0))) {
       s.running = false;
       if (t.event != EventLog::npos)
         s.d.go_to_event(t.event);

@@ -8,9 +8,8 @@
 namespace ksim::ui {
 
 void draw_memory(ViewState& s) {
-  const ImVec2 ds = ImGui::GetIO().DisplaySize;
-  if (!s.begin("Memory", ImVec2(ds.x * 0.34f, ds.y * 0.43f), ImVec2(ds.x * 0.36f, ds.y * 0.22f))) return s.end();
-  ImGui::SetNextItemWidth(200);
+  if (!s.begin("Memory")) return s.end();
+  ImGui::SetNextItemWidth(px(200));
   if (input_text(s, "address", s.mem_text, sizeof s.mem_text)) {
     if (auto a = resolve_location(s.d, s.mem_text)) {
       s.memory.set_range(*a & ~uint64_t{15}, 256);
@@ -29,13 +28,13 @@ void draw_memory(ViewState& s) {
       s.memory.set_range((sp & ~uint64_t{15}) - 16, 256);
   }
   s.memory.refresh(s.d);
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("data").x);
   ImGui::TextColored(age_colour(0, false), "data");
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("code").x);
   ImGui::TextColored(age_colour(0, true), "code");
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("changed by the last stops").x);
   ImGui::TextDisabled("changed by the last stops");
-  if (!s.mem_message.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.mem_message.c_str());
+  if (!s.mem_message.empty()) wrapped(s, ImVec4(1, 0.5f, 0.4f, 1), s.mem_message);
   ImGui::BeginChild("hex", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   // 16 bytes a row when they fit with their ASCII, else 8.
   const float need16 = ImGui::CalcTextSize("0000000000000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  0123456789abcdef").x;

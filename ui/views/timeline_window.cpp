@@ -31,8 +31,7 @@ double nice_step(double raw) {
 }  // namespace
 
 void draw_timeline(ViewState& s) {
-  const ImVec2 ds = ImGui::GetIO().DisplaySize;
-  if (!s.begin("Timeline", ImVec2(0, ds.y * 0.65f), ImVec2(ds.x * 0.70f, ds.y * 0.35f))) return s.end();
+  if (!s.begin("Timeline")) return s.end();
   Debugger& d = s.d;
   const int cpus = d.world().machine().cpu_count();
   s.timeline.sync(d.log(), cpus);
@@ -41,6 +40,13 @@ void draw_timeline(ViewState& s) {
   if (!s.range_set) {
     s.range = TimelineRange{0, std::max(now * 1.05, 100'000.0)};
     s.range_set = true;
+  }
+  // A lesson's layout opens on its event (the hit, the stop_machine, the
+  // cycles before a race's violation).
+  if (s.layout_pending && s.layout) {
+    s.range = lesson_range(s.layout->lesson, s.timeline, d.here(), s.selected_cpu);
+    s.range_set = true;
+    s.range_moves = d.moves();
   }
   // After a move, keep "now" in view (same zoom, now at 80% of the width).
   if (s.range_moves != d.moves()) {
@@ -52,45 +58,47 @@ void draw_timeline(ViewState& s) {
     }
   }
   if (button(s, "Fit")) s.range = TimelineRange{0, end * 1.02};
-  ImGui::SameLine();
+  flow("Zoom in");
   if (button(s, "Zoom in")) s.range.zoom(0.5, now);
-  ImGui::SameLine();
+  flow("Zoom out");
   if (button(s, "Zoom out")) s.range.zoom(2.0, now);
-  ImGui::SameLine();
-  ImGui::Text("%.0f .. %.0f   ", s.range.c0, s.range.c1);
+  char range_text[64];
+  std::snprintf(range_text, sizeof range_text, "%.0f .. %.0f   ", s.range.c0, s.range.c1);
+  flow(ImGui::CalcTextSize(range_text).x);
+  ImGui::TextUnformatted(range_text);
   // The legend, wrapped to the window's width.
   bool first = true;
   for (SpanKind k : {SpanKind::running, SpanKind::idle, SpanKind::trap, SpanKind::hit_active, SpanKind::hit_ss,
                      SpanKind::hit_ssdone, SpanKind::reenter, SpanKind::patching, SpanKind::stopper}) {
     const char* label = k == SpanKind::trap ? "bp trap" : span_kind_name(k);
-    const float need = 16 + ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().ItemSpacing.x;
+    const float need = px(16) + ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().ItemSpacing.x;
     const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     if (first || ImGui::GetItemRectMax().x + need < right) ImGui::SameLine();
     first = false;
     ImGui::ColorButton(span_kind_name(k), ImGui::ColorConvertU32ToFloat4(span_colour(k)),
-                       ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(px(10), px(10)));
     ImGui::SameLine(0, 2);
     ImGui::TextUnformatted(label);
   }
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize(" grace period").x);
   ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.3f, 1), " grace period");
-  ImGui::SameLine();
+  flow(ImGui::CalcTextSize("RCU-tasks").x);
   ImGui::TextColored(ImVec4(0.45f, 0.6f, 1.0f, 1), "RCU-tasks");
   if (s.race_violated) {
-    ImGui::SameLine();
+    flow(ImGui::CalcTextSize("| violation").x);
     ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "| violation");
   }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float label_w = 44, axis_h = 18;
+  const float label_w = px(44), axis_h = px(18);
   const float w = std::max(50.0f, avail.x - label_w), h = std::max(40.0f, avail.y);
   ImGui::InvisibleButton("canvas", ImVec2(avail.x, h));
   s.note("canvas");
   const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
   ImGuiIO& io = ImGui::GetIO();
   const float x0 = origin.x + label_w;
-  const float lane_h = std::min(40.0f, std::max(10.0f, (h - axis_h) / static_cast<float>(cpus)));
+  const float lane_h = std::min(px(40), std::max(px(10), (h - axis_h) / static_cast<float>(cpus)));
 
   // Gestures.
   static float drag_total = 0;
@@ -135,7 +143,7 @@ void draw_timeline(ViewState& s) {
     const float y0 = origin.y + axis_h + c * lane_h, y1 = y0 + lane_h - 2;
     char name[16];
     std::snprintf(name, sizeof name, "CPU %d", c);
-    dl->AddText(ImVec2(origin.x, y0 + (lane_h - 14) / 2), c == s.selected_cpu ? IM_COL32(255, 220, 80, 255)
+    dl->AddText(ImVec2(origin.x, y0 + (lane_h - ImGui::GetFontSize()) / 2), c == s.selected_cpu ? IM_COL32(255, 220, 80, 255)
                                                                                : IM_COL32(200, 200, 200, 255), name);
     s.timeline.bin_lane(c, s.range.c0, cpp, width, now_u, cells);
     int x = 0;

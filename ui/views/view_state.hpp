@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ui/model/code_view.hpp"
+#include "ui/model/layout.hpp"
 #include "ui/model/source_view.hpp"
 #include "ui/model/debugger.hpp"
 #include "ui/model/memory_view.hpp"
@@ -33,7 +34,7 @@ struct ViewState {
   double build_seconds = 0, timeline_seconds = 0;  // host time spent building frames (the fps script action)
 
   // `--race`: the violation to show (Control's header, a line on the timeline).
-  std::string race_title, race_violation;
+  std::string race_title, race_violation, race_what;
   bool race_violated = false;
   uint64_t race_cycle = 0;
   int race_cpu = -1;
@@ -78,6 +79,10 @@ struct ViewState {
   uint64_t range_moves = 0;
   std::string timeline_hover;
 
+  // Probe state machine: the diagram as last drawn (print fsm).
+  float fsm_w = 0, fsm_h = 0;
+  bool fsm_clear = true;
+
   // Console
   int console_cpu = -1;
   bool console_probe_lines = true;
@@ -92,14 +97,33 @@ struct ViewState {
   std::vector<ConsoleItem> console_cache;
   std::string console_key;
 
+  // Layout (--layout, the Control window's choice): which windows are
+  // drawn and where; `layout_pending` places them this frame (and zooms
+  // the timeline to the lesson's event), otherwise a person's moves and
+  // imgui.ini decide.
+  const Layout* layout = nullptr;
+  bool layout_pending = false;
+  // Font scale (--font-scale, Ctrl +/-): the app rebuilds the font when
+  // `font_scale_wanted` differs from `font_scale`.
+  float font_scale = 1, font_scale_wanted = 1;
+
   // Script support: where each widget was drawn, by "Window/Label".
   std::map<std::string, WidgetRect> widgets;
   std::string window;  // the window being drawn
   void note(const std::string& label) {
     widgets[window + "/" + label] = WidgetRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), frame};
+    audit(label);
   }
-  bool begin(const char* name, ImVec2 pos, ImVec2 size);
+  // Legibility: the last item's text must be in sight, not cut off at its
+  // window's edge (nor need a scroll sideways to read). What is cut off
+  // this frame is kept by "Window/what" for `print clipped`.
+  std::map<std::string, std::string> clipped;
+  void audit(const std::string& what);
+  // Begins the window where the layout puts it; false (and nothing to end
+  // but end()) when it is collapsed or the layout does not show it.
+  bool begin(const char* name);
   void end();
+  bool began = false;
 };
 
 // The windows (one file each in ui/views/).
@@ -111,11 +135,24 @@ void draw_probes(ViewState& s);
 void draw_fsm(ViewState& s);
 void draw_timeline(ViewState& s);
 void draw_console(ViewState& s);
+void draw_race(ViewState& s);
+void draw_race_lines(ViewState& s);
+
+// Before the next item: on the line of the item before it when its
+// `width` (or a button labelled `label`) still fits there, else on a new line.
+void flow(float width);
+void flow(const char* label);
+
+// Text wrapped at the window's edge, in `colour`, audited for legibility.
+void wrapped(ViewState& s, ImVec4 colour, const std::string& text);
 
 // Widgets that register themselves for scripts.
 bool button(ViewState& s, const char* label);
 bool input_text(ViewState& s, const char* label, char* buf, size_t size);  // true on Enter
 void hex_u64(char* out, size_t n, uint64_t v);
+
+// `v` pixels at the 13 px font, scaled with the font (--font-scale, Ctrl +/-).
+inline float px(float v) { return v * ImGui::GetFontSize() / 13.0f; }
 
 // Colours shared by the windows.
 ImU32 span_colour(SpanKind k);

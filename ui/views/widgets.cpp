@@ -3,18 +3,38 @@
 
 #include "ui/views/view_state.hpp"
 
+#include <imgui_internal.h>
+
 namespace ksim::ui {
 
-bool ViewState::begin(const char* name, ImVec2 pos, ImVec2 size) {
+bool ViewState::begin(const char* name) {
   window = name;
-  ImGui::SetNextWindowPos(pos, ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(size, ImGuiCond_FirstUseEver);
+  began = false;
+  const auto place = layout ? place_of(*layout, name) : std::nullopt;
+  if (!place) return false;
+  const ImVec2 ds = ImGui::GetIO().DisplaySize;
+  const ImGuiCond cond = layout_pending ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  ImGui::SetNextWindowPos(ImVec2(place->x * ds.x, place->y * ds.y), cond);
+  ImGui::SetNextWindowSize(ImVec2(place->w * ds.x, place->h * ds.y), cond);
+  began = true;
   return ImGui::Begin(name);
 }
 
 void ViewState::end() {
-  ImGui::End();
+  if (began) ImGui::End();
+  began = false;
   window.clear();
+}
+
+void ViewState::audit(const std::string& what) {
+  const ImRect clip = ImGui::GetCurrentWindow()->ClipRect;
+  const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+  // Items scrolled out of sight vertically are fine (a list); sideways, the
+  // text must fit. A selectable reaches half an item spacing past its text
+  // on both sides (ImGui's hit box), plus half a pixel for rounding.
+  if (hi.y < clip.Min.y || lo.y > clip.Max.y) return;
+  const float slack = ImGui::GetStyle().ItemSpacing.x * 0.5f + 0.5f;
+  if (hi.x > clip.Max.x + slack || lo.x < clip.Min.x - slack) clipped[window + "/" + what] = what;
 }
 
 bool button(ViewState& s, const char* label) {
@@ -27,6 +47,24 @@ bool input_text(ViewState& s, const char* label, char* buf, size_t size) {
   const bool r = ImGui::InputText(label, buf, size, ImGuiInputTextFlags_EnterReturnsTrue);
   s.note(label);
   return r;
+}
+
+void flow(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
+}
+
+void flow(const char* label) {
+  flow(ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2);
+}
+
+void wrapped(ViewState& s, ImVec4 colour, const std::string& text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::PushStyleColor(ImGuiCol_Text, colour);
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  s.audit(text);
 }
 
 void hex_u64(char* out, size_t n, uint64_t v) { std::snprintf(out, n, "%" PRIx64, v); }
