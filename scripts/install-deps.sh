@@ -13,6 +13,7 @@ pkgs=(
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf  # RV64 guest code, objdump for disasm tests
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # ksim-ui (Dear ImGui 1.86 with its GLFW/OpenGL3 backends, PNG screenshots)
   xvfb xauth libgl1-mesa-dri                      # the debugger's tests in a virtual X server (xvfb-run -a, Mesa)
+  fonts-dejavu-core              # ksim-ui --font-scale: DejaVu Sans Mono, sharp at any size on a projector
   gnuplot-nox                    # the plots of scripts/fig4-plot.sh and probe-overhead.sh (run by the docs test)
 )
 missing=()

@@ -426,8 +426,40 @@ const std::map<std::string, Check>& checks() {
     t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe 'p do_fork' --script demo.txt"].timeout_s = 300;
     t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe-script docs/examples/churn.probes"].timeout_s = 300;
     t["build/apps/ksim-ui/ksim-ui --race torn-write --variant broken --seed 1"].timeout_s = 300;
+    // "In a classroom": each lesson's layout, placed and zoomed on its event.
+    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --layout hit --at 76900"] =
+        ui("wait 2\nprint font\nprint fsm\nprint timeline\nprint clipped\nquit\n", [](const Ran& r) {
+          CHECK(r.out().find("layout hit\n") != std::string::npos);
+          CHECK(r.out().find("clipped: none\n") != std::string::npos);
+          // At 76900 CPU 0 is inside do_fork's first hit (trap at 76845):
+          // the timeline shows that hit, a few hundred cycles around it.
+          const double c0 = std::stod(grab(r.out(), "timeline: (\\d+) "));
+          const double c1 = std::stod(grab(r.out(), "timeline: \\d+ (\\d+)"));
+          CHECK(c0 <= 76845);
+          CHECK(c1 >= 76900);
+          CHECK(c1 - c0 < 5000);
+        });
+    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe-script docs/examples/churn.probes --layout stop-machine --at 102420"] =
+        ui("wait 2\nprint font\nprint timeline\nprint clipped\nquit\n", [](const Ran& r) {
+          CHECK(r.out().find("layout stop-machine\n") != std::string::npos);
+          CHECK(r.out().find("clipped: none\n") != std::string::npos);
+          const double c0 = std::stod(grab(r.out(), "timeline: (\\d+) "));
+          const double c1 = std::stod(grab(r.out(), "timeline: \\d+ (\\d+)"));
+          CHECK(c0 <= 102420);
+          CHECK(c1 >= 102420);
+          CHECK(c1 - c0 < 20000);
+        });
+    t["build/apps/ksim-ui/ksim-ui --race torn-write --variant broken --seed 1 --width 1920 --height 1080 --font-scale 1.5"] =
+        ui("wait 2\nprint font\nprint race\nprint clipped\nquit\n", [](const Ran& r) {
+          CHECK(r.out().find("font: 20.0 px, scale 1.50, layout race\n") != std::string::npos);
+          CHECK(r.out().find("clipped: none\n") != std::string::npos);
+          CHECK(r.out().find("race: torn-write, broken, x86, 4 CPUs, seed 1; violation at cycle") != std::string::npos);
+        });
+    t["build/apps/ksim-ui/ksim-ui --race torn-write --variant broken --seed 1 --width 1920 --height 1080 --font-scale 1.5"]
+        .timeout_s = 300;
     t["build/apps/ksim-ui/ksim-ui --help"] = ok([](const Ran& r) {
-      for (const char* o : {"--script", "--race", "--at", "--ini", "--width"}) CHECK(r.out().find(o) != std::string::npos);
+      for (const char* o : {"--script", "--race", "--at", "--ini", "--width", "--font-scale", "--layout"})
+        CHECK(r.out().find(o) != std::string::npos);
     });
     // --- FIG4.md ------------------------------------------------------------------
     t["scripts/fig4.sh"] = ok([](const Ran& r) {

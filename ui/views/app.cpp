@@ -72,6 +72,11 @@ class ScriptDriver {
         return false;
       }
       missing_ = 0;
+      // A person cannot click what is scrolled out of sight either.
+      if (!it->second.visible) {
+        fail(a, "widget '" + a.args[0] + "' is scrolled out of sight");
+        return false;
+      }
       centre = ImVec2((it->second.min.x + it->second.max.x) / 2, (it->second.min.y + it->second.max.y) / 2);
       return true;
     };

@@ -21,6 +21,7 @@ namespace ksim::ui {
 struct WidgetRect {
   ImVec2 min, max;
   int frame = 0;  // the frame it was last drawn in
+  bool visible = true;  // in sight (not scrolled out of its window)
 };
 
 struct ViewState {
@@ -111,7 +112,8 @@ struct ViewState {
   std::map<std::string, WidgetRect> widgets;
   std::string window;  // the window being drawn
   void note(const std::string& label) {
-    widgets[window + "/" + label] = WidgetRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), frame};
+    widgets[window + "/" + label] =
+        WidgetRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), frame, ImGui::IsItemVisible()};
     audit(label);
   }
   // Legibility: the last item's text must be in sight, not cut off at its

@@ -246,6 +246,15 @@ TEST_CASE("Bad input: options, scripts and a missing display give clean errors",
   ProcessResult bad_ini = run_process({KSIM_UI_BIN, "--ini", "/nonexistent-dir/layout.ini"});
   CHECK(bad_ini.status == 3);
   CHECK(bad_ini.err.find("/nonexistent-dir/layout.ini: cannot write the window layout there") != std::string::npos);
+  for (const char* f : {"0.2", "9", "nan", "big"}) {
+    ProcessResult bad_font = run_process({KSIM_UI_BIN, "--font-scale", f});
+    CHECK(bad_font.status == 2);
+  }
+  CHECK(run_process({KSIM_UI_BIN, "--font-scale", "9"}).err.find("--font-scale must be between 0.5 and 4") !=
+        std::string::npos);
+  ProcessResult bad_layout = run_process({KSIM_UI_BIN, "--layout", "lecture"});
+  CHECK(bad_layout.status == 2);
+  CHECK(bad_layout.err.find("--layout must be hit, race, stop-machine or overview") != std::string::npos);
   std::ofstream(script) << "quit\n";
   ProcessResult no_display = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", KSIM_UI_BIN,
                                           "--script", script, "--ini", ""});
@@ -395,4 +404,73 @@ TEST_CASE("The Code window shows C lines among the instructions, and its Source 
   CHECK(count_colour(src, 436, 60, 896, 340, 115, 204, 115) == 0);  // the tab shows the file, not the listing
   std::remove(dis.c_str());
   std::remove(src.c_str());
+}
+
+namespace {
+
+// The four lessons, each at its moment: a probe hit (the CPU stepping the
+// copy in its slot), a stop_machine (CPUs in different states), a race at
+// its violation, the overview. Returns the script's output.
+struct Lesson {
+  const char* name;
+  const char* moves;  // script lines before the checks
+  std::vector<std::string> opts;
+};
+const std::vector<Lesson>& lessons() {
+  static const std::vector<Lesson> l = {
+      {"hit", "next-event hit\nstep-cpu\nlayout hit\n", {"--cpus", "4", "--kprobes-optimization", "0", "--probe", "p do_fork"}},
+      {"stop-machine", "next-event stop-machine\nstep 60\nlayout stop-machine\n",
+       {"--cpus", "4", "--probe-script", KSIM_SOURCE_DIR "/docs/examples/churn.probes"}},
+      {"race", "", {"--race", "torn-write", "--variant", "broken", "--seed", "1"}},
+      {"overview", "next-event hit\nlayout overview\n", {"--cpus", "4", "--probe", "p do_fork"}},
+  };
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("Legible at 1280x800 (scale 1) and 1920x1080 (scale 1.5): in every lesson's layout nothing is cut off",
+          "[ui][xvfb][layout]") {
+  struct Screen {
+    int w, h;
+    const char* scale;
+  };
+  for (const Screen& sc : {Screen{1280, 800, "1"}, Screen{1920, 1080, "1.5"}}) {
+    for (const Lesson& l : lessons()) {
+      DYNAMIC_SECTION(l.name << " at " << sc.w << "x" << sc.h) {
+        std::vector<std::string> opts = l.opts;
+        opts.insert(opts.end(), {"--font-scale", sc.scale});
+        ProcessResult r = ui(std::string(l.moves) + "wait 3\nprint clipped\nprint fsm\nprint font\nquit\n", opts, sc.w,
+                             sc.h);
+        CHECK(r.status != 2);
+        CHECK_THAT(r.out, Catch::Contains("clipped: none\n"));
+        CHECK_THAT(r.out, Catch::Contains(std::string("layout ") + l.name + "\n"));
+        const std::string px = sc.w == 1280 ? "font: 13.0 px" : "font: 20.0 px";
+        CHECK_THAT(r.out, Catch::Contains(px));
+        // The state machine, where the lesson shows it, is drawn clear.
+        if (r.out.find("fsm-diagram: 0x0") == std::string::npos && l.name != std::string("stop-machine"))
+          CHECK_THAT(r.out, Catch::Contains(" clear 1\n"));
+      }
+    }
+  }
+}
+
+TEST_CASE("The legibility audit sees what is cut off: a 640x480 window at scale 2", "[ui][xvfb][layout]") {
+  ProcessResult r = ui("wait 3\nprint clipped\nquit\n", {"--cpus", "2", "--font-scale", "2"}, 640, 480);
+  CHECK(r.status == 0);
+  CHECK(std::regex_search(r.out, std::regex("clipped: [A-Z][a-z]+/")));
+  CHECK(r.out.find("clipped: none") == std::string::npos);
+}
+
+TEST_CASE("Ctrl + and Ctrl - change the font's size, Ctrl 0 puts it back, as a person presses them", "[ui][xvfb]") {
+  ProcessResult r = ui("wait 2\nprint font\nkey ctrl+=\nwait 2\nprint font\nkey ctrl+=\nwait 2\nprint font\n"
+                       "key ctrl+-\nwait 2\nprint font\nkey ctrl+0\nwait 2\nprint font\nquit\n",
+                       {"--cpus", "2"});
+  CHECK(r.status == 0);
+  // 13 px at scale 1; x1.25 each press (16.25 -> 16 px, 20.3 -> 20 px).
+  const std::regex font("font: ([0-9.]+) px, scale ([0-9.]+)");
+  std::vector<std::string> sizes;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), font); it != std::sregex_iterator(); ++it)
+    sizes.push_back((*it)[1].str() + "@" + (*it)[2].str());
+  CHECK(sizes == std::vector<std::string>{"13.0@1.00", "16.0@1.25", "20.0@1.56", "16.0@1.25", "13.0@1.00"});
 }
