@@ -137,6 +137,16 @@ class Patcher {
   };
   const Totals& totals() const { return totals_; }
   StopState stop_state() const { return ms_.state; }
+  // stop_machine as a person follows it (the debugger): the shared state,
+  // the acknowledgements it still waits for (thread_ack), how many
+  // stoppers take part, and the state each CPU last acted on (none: it
+  // has not entered its stopper).
+  struct StopView {
+    StopState state = StopState::none;
+    int thread_ack = 0, num = 0;
+  };
+  StopView stop_view() const { return {ms_.state, ms_.thread_ack, ms_.num}; }
+  StopState stop_seen(int cpu) const { return cpus_[static_cast<size_t>(cpu)].seen; }
 
  private:
   enum class Doing : uint8_t { none, job, sync, stopper };

@@ -15,12 +15,14 @@
 #include "cpu/rv64/insn.hpp"
 #include "ui/model/code_view.hpp"
 #include "ui/model/cpu_view.hpp"
+#include "ui/model/explain.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/memory_view.hpp"
 #include "ui/model/probes_view.hpp"
 #include "ui/model/script.hpp"
 #include "ui/model/source_view.hpp"
 #include "cpu/hex.hpp"
+#include "kprobes/patching.hpp"
 #include "ui/model/timeline.hpp"
 #include "support/run_process.hpp"
 #include "support/source_file.hpp"
@@ -797,4 +799,109 @@ TEST_CASE("Code view: C lines before the instructions they start, as the line ta
       CHECK(blocks >= 8);
     }
   }
+}
+
+TEST_CASE("Explanations: each probe state says what Linux runs there, with the probe's handlers named", "[ui][explain]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    DYNAMIC_SECTION(isa_name(isa)) {
+      Debugger d(ui_kernel(2, 0, isa), {ui_add("p do_fork")});
+      EventFilter hit;
+      REQUIRE(event_filter_named("hit", hit));
+      REQUIRE(d.next_event(hit));
+      const int cpu = d.log()[d.landed_event()].cpu;
+      Machine& m = d.world().machine();
+      const uint64_t fork = m.symbols().find("do_fork")->addr;
+      // The probed instruction as the Code window decodes the image's bytes.
+      const std::vector<CodeLine> at = code_lines(d, fork, 0, 1);
+      REQUIRE(at.front().addr == fork);
+      const std::string insn = at.front().text;
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::hit_active),
+                 Catch::Contains("kprobe_trace_func writes p_do_fork_0's event"));
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::hit_ss), Catch::Contains("the copy of `" + insn + "`"));
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::trap),
+                 Catch::Contains(isa == Isa::rv64 ? "kprobe_breakpoint_handler" : "kprobe_int3_handler"));
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::hit_ssdone), Catch::Contains("resumes after do_fork"));
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::reenter), Catch::Contains("nmissed"));
+      CHECK_THAT(fsm_state_line(d, cpu, FsmNode::idle), Catch::Contains("do_fork (p_do_fork_0)"));
+    }
+  }
+  // A kretprobe's entry handler, and an override.
+  Debugger r(ui_kernel(1), {ui_add("r:ret do_fork"), ui_add("p:ov sys_open")});
+  EventFilter hit;
+  REQUIRE(event_filter_named("hit", hit));
+  REQUIRE(r.next_event(hit));
+  const int cpu = r.log()[r.landed_event()].cpu;
+  const std::string line = fsm_state_line(r, cpu, FsmNode::hit_active);
+  CHECK((line.find("pre_handler_kretprobe takes an instance for ret") != std::string::npos ||
+         line.find("ov's event") != std::string::npos));
+}
+
+TEST_CASE("Explanations: the instruction slot's words, each what it is", "[ui][explain]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    DYNAMIC_SECTION(isa_name(isa)) {
+      WorldSpec spec = ui_kernel(2, 0, isa);
+      spec.boost = false;  // x86: the step ends at an int3, as on RV64
+      Debugger d(spec, {ui_add("p do_fork")});
+      EventFilter hit;
+      REQUIRE(event_filter_named("hit", hit));
+      REQUIRE(d.next_event(hit));
+      Machine& m = d.world().machine();
+      const uint64_t fork = m.symbols().find("do_fork")->addr;
+      const std::vector<CodeLine> at = code_lines(d, fork, 0, 1);
+      const kprobes::ProbePoint* pt = d.world().engine()->point_at(fork);
+      REQUIRE(pt);
+      REQUIRE(pt->slot);
+      const std::vector<CodeLine> slot = code_lines(d, pt->slot, 0, 4);
+      REQUIRE(slot.size() >= 3);
+      // The copy decodes as the original did; the next word is the
+      // breakpoint that ends the step; then the fill.
+      CHECK(slot[0].text == at.front().text);
+      CHECK_THAT(slot[0].slot_of, Catch::Contains("the copy of `" + at.front().text + "`"));
+      CHECK(slot[1].text == (isa == Isa::rv64 ? "ebreak" : "int3"));
+      CHECK_THAT(slot[1].slot_of, Catch::Contains(std::string("the ") + slot[1].text + " after the copy"));
+      CHECK_THAT(slot[2].slot_of, Catch::Contains("unused"));
+    }
+  }
+}
+
+TEST_CASE("Explanations: a stop_machine says which CPUs act on which state, as their stoppers' events show",
+          "[ui][explain]") {
+  WorldSpec spec = ui_kernel(4);
+  spec.script = "@100000 p:myfork do_fork\n";  // one stop_machine: patch_text arming it
+  spec.script_file = "t.probes";
+  Debugger d(spec, {});
+  EventFilter sm;
+  REQUIRE(event_filter_named("stop-machine", sm));
+  REQUIRE(d.next_event(sm));
+  int checked = 0;
+  for (int step = 0; step < 400 && checked < 40; ++step) {
+    const std::string line = stop_machine_line(d);
+    if (line.empty()) break;
+    // Each CPU's state: its last stop_machine event since this one began.
+    // (Events delivered so far: the log also holds those a search found ahead.)
+    const EventLog& log = d.log();
+    std::vector<int> seen(4, 0);
+    for (size_t i = 0; i < std::min(log.cursor(), log.size()); ++i)
+      if (log[i].kind == EventKind::probe && log.text(log[i]) == "stop_machine" && log[i].cpu >= 0)
+        seen[log[i].cpu] = static_cast<int>(log[i].b);
+    for (int c = 0; c < 4; ++c) {
+      const char* state = seen[c] ? kprobes::stop_state_name(static_cast<kprobes::StopState>(seen[c])) : nullptr;
+      INFO(line << "\ncpu " << c);
+      if (!state) {  // not in its stopper yet: listed so
+        const std::string head = "Not yet in its stopper (its IPI not taken yet): CPU ";
+        const size_t h = line.find(head);
+        REQUIRE(h != std::string::npos);
+        const std::string list = line.substr(h + head.size(), line.find('.', h) - h - head.size());
+        CHECK((", " + list + ",").find(", " + std::to_string(c) + ",") != std::string::npos);
+        continue;
+      }
+      // The CPU is listed under its state.
+      const size_t where = line.find(std::string(state) + ": CPU");
+      const size_t also = line.find(std::string(state) + " (has not seen the move yet): CPU");
+      CHECK((where != std::string::npos || also != std::string::npos));
+    }
+    ++checked;
+    d.step();
+  }
+  CHECK(checked >= 10);
 }

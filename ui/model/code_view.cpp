@@ -36,6 +36,26 @@ Decoded decode_at(Isa isa, const uint8_t* b, size_t avail, uint64_t pc, const Sy
   return d;
 }
 
+// What the word at `pc` of a probe's instruction slot is (the layout of
+// kprobes/x86/slot.cpp and kprobes/rv64: the copy, then what ends the
+// step or the booster's jump back, then unused bytes).
+std::string slot_note(const std::string& event, const kprobes::ProbeInsn& in, uint64_t slot, uint64_t pc, Isa isa,
+                      const SymbolTable& syms) {
+  const uint64_t off = pc - slot;
+  const std::string of = "slot of " + syms.format(in.addr) + " (" + event + "): ";
+  const char* bp = isa == Isa::x86_64 ? "int3" : "ebreak";
+  if (off < in.len)
+    return of + "the copy of `" + in.text + "`, run here out of line (KPROBE_HIT_SS)";
+  if (off == in.len && in.boostable == 1 && in.slot_len > in.len)
+    return of + "the jump back to " + syms.format(in.addr + in.len) +
+           " after the copy (boosted: no trap ends the step)";
+  if (in.step_end >= 0 && off == static_cast<uint64_t>(in.step_end))
+    return of + "the " + bp + " after the copy: its trap ends the step (KPROBE_HIT_SSDONE, then the post_handler)";
+  if (off == in.len && in.step_end < 0)
+    return of + "after the copy: RFLAGS.TF's debug trap ends the step, here (classic single-step)";
+  return of + "unused (" + bp + " fill)";
+}
+
 }  // namespace
 
 std::optional<uint64_t> resolve_location(Debugger& d, const std::string& text) {
@@ -98,6 +118,7 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
     std::string event;
     uint64_t detour = 0, copy = 0, end = 0;  // its detour buffer (jump optimization)
     unsigned jump_len = 0;                    // the jump over its region, while it is in
+    kprobes::ProbeInsn insn;                  // the copy in the slot and what follows it
   };
   std::vector<Known> known;
   unsigned slot_size = 0;
@@ -112,7 +133,7 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
       const uint64_t jump_back = isa == Isa::x86_64 ? 5 : 8;
       const bool jump_in = pt.opt != kprobes::ProbePoint::Opt::none && pt.opt != kprobes::ProbePoint::Opt::queued;
       known.push_back({pt.addr, pt.slot, p->spec.event, pt.detour, pt.detour_copy,
-                       pt.detour_copy + pt.region.len + jump_back, jump_in ? pt.jump_len : 0u});
+                       pt.detour_copy + pt.region.len + jump_back, jump_in ? pt.jump_len : 0u, pt.insn});
     }
   }
 
@@ -151,8 +172,7 @@ std::vector<CodeLine> code_lines(Debugger& d, uint64_t center, int before, int a
           l.probed = true;
           l.probes += (l.probes.empty() ? "" : ", ") + k.event;
         }
-        if (k.slot && pc >= k.slot && pc < k.slot + slot_size)
-          l.slot_of = "slot of " + syms.format(k.addr) + " (" + k.event + ")";
+        if (k.slot && pc >= k.slot && pc < k.slot + slot_size) l.slot_of = slot_note(k.event, k.insn, k.slot, pc, isa, syms);
         if (k.detour && pc >= k.detour && pc < k.end)
           l.slot_of = "detour of " + syms.format(k.addr) + " (" + k.event + "): " +
                       (pc < k.copy                                   ? "handler call"

@@ -20,6 +20,7 @@
 
 #include "ui/model/code_view.hpp"
 #include "ui/model/cpu_view.hpp"
+#include "ui/model/explain.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/probes_view.hpp"
 #include "ui/model/source_view.hpp"
@@ -191,6 +192,9 @@ class ScriptDriver {
       std::printf("fsm: cpu %d %s current %s\n", s_.selected_cpu, fsm_node_name(f.current),
                   f.current_kprobe.empty() ? "NULL" : f.current_kprobe.c_str());
       std::printf("fsm-diagram: %.0fx%.0f clear %d\n", s_.fsm_w, s_.fsm_h, s_.fsm_clear ? 1 : 0);
+      for (int n = 0; n < kFsmNodes; ++n)
+        std::printf("explain %s: %s\n", fsm_node_name(static_cast<FsmNode>(n)),
+                    fsm_state_line(d, s_.selected_cpu, static_cast<FsmNode>(n)).c_str());
       // Newest first, numbered as the window's rows ("transition N").
       for (size_t i = f.recent.size(); i-- > 0;)
         std::printf("transition %zu: cycle %" PRIu64 " %s -> %s\n", f.recent.size() - 1 - i, f.recent[i].cycle,
@@ -238,6 +242,7 @@ class ScriptDriver {
       std::printf("cpu: %d pc %s%s%s%s steps %" PRIu64 " instret %" PRIu64 " %s\n", r.id, r.pc_sym.c_str(),
                   r.pc_line.empty() ? "" : " (", r.pc_line.c_str(), r.pc_line.empty() ? "" : ")", r.steps, r.instret,
                   r.doing.c_str());
+      if (const std::string why = stop_machine_line(d); !why.empty()) std::printf("stop-machine: %s\n", why.c_str());
     }
     std::fflush(stdout);
   }

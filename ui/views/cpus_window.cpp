@@ -4,6 +4,7 @@
 #include <cinttypes>
 
 #include "ui/model/cpu_view.hpp"
+#include "ui/model/explain.hpp"
 #include "ui/views/view_state.hpp"
 
 namespace ksim::ui {
@@ -11,6 +12,19 @@ namespace ksim::ui {
 void draw_cpus(ViewState& s) {
   if (!s.begin("CPUs")) return s.end();
   Machine& m = s.d.world().machine();
+  // In a stop_machine: why the CPUs are in different states at one cycle.
+  const std::string why = stop_machine_line(s.d);
+  if (!why.empty()) {
+    wrapped(s, ImVec4(0.7f, 0.7f, 1, 1), why);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+      ImGui::TextUnformatted(stop_machine_rule());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    ImGui::Separator();
+  }
   for (int c = 0; c < m.cpu_count(); ++c) {
     CpuRow r = cpu_row(s.d, c);
     ImGui::PushID(c);
@@ -27,7 +41,7 @@ void draw_cpus(ViewState& s) {
     flow(ImGui::CalcTextSize(r.doing.c_str()).x);
     wrapped(s, doing_col, r.doing);
     char pc[48];
-    std::snprintf(pc, sizeof pc, "  pc %016" PRIx64 " ", r.pc);
+    std::snprintf(pc, sizeof pc, "  pc %" PRIx64 " ", r.pc);
     wrapped(s, r.pc_changed ? ImVec4(1, 0.9f, 0.3f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
             pc + r.pc_sym + (r.pc_line.empty() ? "" : " (" + r.pc_line + ")"));
     char state[160];

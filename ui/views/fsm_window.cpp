@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "ui/model/explain.hpp"
 #include "ui/model/fsm_diagram.hpp"
 #include "ui/model/fsm_view.hpp"
 #include "ui/views/view_state.hpp"
@@ -76,6 +77,20 @@ void draw_fsm(ViewState& s) {
     dl->AddText(ImVec2(p0.x + pad_x, (p0.y + p1.y - ts.y) / 2), IM_COL32(255, 255, 255, 255), g.name(node));
   }
 
+  // What Linux runs in the current state, and in any state under the mouse.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (int n = 0; n < kFsmNodes; ++n) {
+    const Box& b = g.node[n];
+    if (ImGui::IsItemHovered() && mouse.x >= origin.x + b.x0 && mouse.x < origin.x + b.x1 &&
+        mouse.y >= origin.y + b.y0 && mouse.y < origin.y + b.y1) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+      ImGui::TextUnformatted(fsm_state_line(s.d, s.selected_cpu, static_cast<FsmNode>(n)).c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+  wrapped(s, ImVec4(1, 0.85f, 0.55f, 1), fsm_state_line(s.d, s.selected_cpu, v.current));
   ImGui::TextDisabled("recent transitions (click to go there)");
   ImGui::BeginChild("transitions");
   for (size_t i = v.recent.size(); i-- > 0;) {
