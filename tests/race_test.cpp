@@ -33,6 +33,8 @@ const ElfImage& kernel(const race::Scenario& s, Isa isa) {
 struct Sweep {
   uint64_t first_violation = 0;  // seed; 0: none
   uint64_t violations = 0;
+  uint64_t marked = 0;   // violations naming their offending instruction
+  uint64_t located = 0;  // violation lines with a function+off (file:line)
   bool all_ended_cleanly = true;
 };
 
@@ -47,6 +49,9 @@ Sweep sweep(const race::Scenario& s, Isa isa, bool broken) {
     const race::Outcome out = race::run(s, kernel(s, isa), o);
     if (out.violated) {
       ++w.violations;
+      w.marked += out.pc != 0 && !out.mark.empty();
+      static const std::regex located(R"([a-z_][a-z_0-9]*(\+0x[0-9a-f]+)? \([a-z0-9_/]+\.[cS]:[0-9]+\))");
+      w.located += std::regex_search(out.violation, located);
       if (!w.first_violation) w.first_violation = seed;
     } else if (out.run.end != RunResult::End::paused && out.run.end != RunResult::End::poweroff) {
       w.all_ended_cleanly = false;
@@ -74,6 +79,14 @@ TEST_CASE("race scenarios: broken caught within seeds 1-200, correct holds for a
       else CHECK(broken.first_violation != 0);
       CHECK(correct.violations == 0);
       CHECK(correct.all_ended_cleanly);
+      // Every violation marks its offending instruction and names where
+      // it is in the source (the debugger's Code window and Race window).
+      CHECK(broken.marked == broken.violations);
+      CHECK(broken.located == broken.violations);
+      const race::Explained& ex = race::explained(s);
+      CHECK(std::string(ex.correct).size() > 20);
+      CHECK(std::string(ex.broken).size() > 20);
+      CHECK(std::string(ex.invariant).size() > 20);
     }
 }
 

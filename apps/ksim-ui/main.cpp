@@ -52,6 +52,12 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
   r.cpu = out.cpu;
   r.violation = out.violated ? out.violation : out.notes;
   r.what = sc->what;
+  const race::Explained& ex = race::explained(*sc);
+  r.correct = ex.correct;
+  r.broken = ex.broken;
+  r.invariant = ex.invariant;
+  r.pc = out.violated ? out.pc : 0;
+  r.mark = out.mark;
   app.race = r;
   if (vm.count("at"))
     d->go_to_cycle(vm["at"].as<U64>().v);

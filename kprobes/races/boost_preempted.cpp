@@ -29,7 +29,11 @@ struct BoostChecker : EventObserver {
   Outcome* out = nullptr;
   uint64_t slots_begin = 0, slots_end = 0;
   unsigned slot_size = 16;
-  std::vector<std::pair<uint64_t, uint64_t>> entered;  // per CPU: (slot, cycle) of its last boost
+  struct Entry {
+    uint64_t first = 0, second = 0;  // the slot, the cycle of the CPU's last boost
+    uint64_t probe = 0;              // whose copy the slot holds
+  };
+  std::vector<Entry> entered;  // per CPU
   std::map<uint64_t, uint64_t> freed;                  // slot -> cycle of its last free
   bool tracing = false;  // insn events, from the first slot-free on (the next run segment)
   bool wants_insns() const override { return tracing; }
@@ -37,7 +41,7 @@ struct BoostChecker : EventObserver {
     if (out->violated || e.cpu < 0) return;
     const size_t c = static_cast<size_t>(e.cpu);
     if (e.kind == EventKind::probe) {
-      if (e.text == "boost") entered[c] = {e.b, e.cycle};
+      if (e.text == "boost") entered[c] = {e.b, e.cycle, e.a};
       if (e.text == "slot-free") {
         freed[e.b] = e.cycle;
         tracing = true;
@@ -50,11 +54,12 @@ struct BoostChecker : EventObserver {
     if (f == freed.end() || entered[c].first != slot || entered[c].second > f->second) return;
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "cycle %llu: cpu %d executes %s in boosted slot %s, freed at cycle %llu after it entered at cycle "
-                  "%llu (preempted there)",
-                  static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(e.a).c_str(), hex(slot).c_str(),
+                  "cycle %llu: cpu %d executes %s, in the boosted slot %s of the probe on %s, freed at cycle %llu after "
+                  "it entered at cycle %llu (preempted there)",
+                  static_cast<unsigned long long>(e.cycle), e.cpu, hex(e.a).c_str(), hex(slot).c_str(),
+                  m->describe(entered[c].probe).c_str(),
                   static_cast<unsigned long long>(f->second), static_cast<unsigned long long>(entered[c].second));
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, e.a, "run in a boosted slot already freed");
   }
 };
 
@@ -91,7 +96,7 @@ std::unique_ptr<EventObserver> boost_preempted_checker(Machine& m, const Options
   const Symbol* e = m.symbols().find("__kprobe_slots_end");
   chk->slots_begin = b ? b->addr : 0;
   chk->slots_end = e ? e->addr : 0;
-  chk->entered.assign(static_cast<size_t>(o.cpus), {0, 0});
+  chk->entered.assign(static_cast<size_t>(o.cpus), {});
   return chk;
 }
 

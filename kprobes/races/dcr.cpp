@@ -66,7 +66,7 @@ struct DcrChecker : EventObserver {
     if (how.pc)
       std::snprintf(buf + n, sizeof buf - n, "; cpu %d was stopped there by an interrupt (vector %llu) at cycle %llu",
                     e.cpu, static_cast<unsigned long long>(how.vector), static_cast<unsigned long long>(how.cycle));
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, e.a, "run inside the jump being written");
   }
 };
 

@@ -50,7 +50,7 @@ struct MaxactiveChecker : EventObserver {
                     static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(fn).c_str(),
                     static_cast<unsigned long long>(open[c]),
                     static_cast<unsigned long long>(calls), static_cast<unsigned long long>(accounted));
-      violate(*out, *m, e.cycle, e.cpu, buf);
+      violate(*out, *m, e.cycle, e.cpu, buf, fn, "a call neither given an instance nor counted a miss");
       return;
     }
     ++calls;

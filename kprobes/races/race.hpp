@@ -39,6 +39,8 @@ struct Outcome {
   uint64_t cycle = 0;     // of the violation
   int cpu = -1;           // the CPU that broke the invariant
   std::string violation;  // what broke: cycle, CPUs, addresses
+  uint64_t pc = 0;        // the offending instruction's address (0: none)
+  std::string mark;       // a few words for that instruction ("torn: neither the old bytes nor the new")
   RunResult run;          // how the run ended
   std::string notes;      // what the run did (one line each)
 };
@@ -75,7 +77,9 @@ struct Setup {
 };
 
 // Records a violation (the first one counts) and stops the run there.
-void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what);
+void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what, uint64_t pc = 0,
+             const std::string& mark = "");
+
 
 struct Scenario {
   const char* name;
@@ -102,6 +106,15 @@ void check_kernel(const Scenario& s, Machine& m);
 Outcome run(const Scenario& s, const ElfImage& kernel, const Options& o);
 
 const std::vector<Scenario>& scenarios();
+// For a person (the debugger's Race window): what the correct variant does,
+// what the broken one leaves out, and the invariant the checker holds.
+struct Explained {
+  const char* correct;
+  const char* broken;
+  const char* invariant;
+};
+const Explained& explained(const Scenario& s);
+
 const Scenario* find(const std::string& name);
 
 }  // namespace ksim::race

@@ -138,12 +138,15 @@ Outcome run(const Scenario& sc, const ElfImage& kernel, const Options& o) {
   return out;
 }
 
-void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what) {
+void violate(Outcome& out, Machine& m, uint64_t cycle, int cpu, const std::string& what, uint64_t pc,
+             const std::string& mark) {
   if (out.violated) return;
   out.violated = true;
   out.cycle = cycle;
   out.cpu = cpu;
   out.violation = what;
+  out.pc = pc;
+  out.mark = mark;
   m.request_stop("race violation: " + what);
 }
 

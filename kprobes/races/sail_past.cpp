@@ -43,7 +43,7 @@ struct SailChecker : EventObserver {
                   "in place: neither a hit nor counted in nmissed",
                   static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(addr).c_str(),
                   steppers.empty() ? "another CPU" : steppers.c_str());
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, addr, "run with no trap while stepped in place");
   }
 };
 

@@ -76,7 +76,8 @@ struct SlotWatch : EventObserver {
             "cycle " + std::to_string(w.cycle) + ": cpu " + std::to_string(w.cpu) + " wrote slot " + hex(slot) +
                 " (" + w.text + ") while cpu " + std::to_string(k) + ", sent there by the probe on " +
                 m->describe(probe) + ", had yet to execute its copy " + insn_bytes(isa, want, want_len) +
-                ": it executes " + insn_bytes(isa, now, len) + " instead");
+                ": it executes " + insn_bytes(isa, now, len) + " instead",
+            slot, "rewritten before the CPU sent here ran its copy");
   }
 };
 

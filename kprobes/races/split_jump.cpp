@@ -73,7 +73,7 @@ struct SplitChecker : EventObserver {
                   "cycle %llu: cpu %d returns to %s, where it was interrupted between the jump's auipc "
                   "and jalr, and runs the original instruction there (%s): the jump was taken out under it",
                   static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(e.a).c_str(), hex(e.b).c_str());
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, e.a, "resumed here without its jalr");
   }
 };
 

@@ -56,7 +56,7 @@ struct StaleChecker : EventObserver {
                   static_cast<unsigned long long>(e.cycle), e.cpu,
                   state == 1 ? "the original instruction" : "the removed breakpoint", m->describe(addr).c_str(),
                   state == 1 ? "arming" : "disarming", static_cast<unsigned long long>(done_at));
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, addr, "stale: the bytes the patch replaced");
   }
 };
 

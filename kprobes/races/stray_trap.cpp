@@ -31,7 +31,7 @@ struct StrayChecker : EventObserver {
                   "cycle %llu: cpu %d: the breakpoint trap at %s reached the guest: its probe had "
                   "just been removed and the original instruction put back",
                   static_cast<unsigned long long>(e.cycle), e.cpu, m->describe(addr).c_str());
-    violate(*out, *m, e.cycle, e.cpu, buf);
+    violate(*out, *m, e.cycle, e.cpu, buf, addr, "a probe's breakpoint trap reached the guest");
   }
 };
 

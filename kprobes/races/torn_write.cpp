@@ -34,7 +34,8 @@ struct SiteChecker : EventObserver {
     violate(*out, *m, e.cycle, e.cpu,
             "cycle " + std::to_string(e.cycle) + ": cpu " + std::to_string(e.cpu) + " fetched " + bytes(five) +
                 " at " + m->describe(site) + ", neither the nop " + bytes(old5) + " nor the jmp " +
-                bytes(new5));
+                bytes(new5),
+            site, "torn: neither the old bytes nor the new");
   }
 };
 

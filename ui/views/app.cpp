@@ -205,6 +205,8 @@ class ScriptDriver {
           std::printf("code: source %s:%u %s\n", l.source_file.c_str(), r.line, r.text.c_str());
         std::printf("code: %" PRIx64 " %s%s%s%s%s\n", l.addr, l.text.c_str(), l.over.empty() ? "" : " under ",
                     l.over.c_str(), l.slot_of.empty() ? "" : " ; ", l.slot_of.c_str());
+        if (s_.race_violated && s_.race_pc == l.addr && !s_.race_mark.empty())
+          std::printf("code: %" PRIx64 " violation: %s\n", l.addr, s_.race_mark.c_str());
       }
     } else if (what == "source") {  // the Source tab: the viewed line and every CPU's
       const SourceView v = source_view(d, s_.selected_cpu);
@@ -231,6 +233,11 @@ class ScriptDriver {
                                         std::to_string(s_.race_cpu))
                                            .c_str()
                                      : "no violation");
+      if (!s_.race_correct.empty())
+        std::printf("race-correct: %s\nrace-broken: %s\nrace-checked: %s\n", s_.race_correct.c_str(),
+                    s_.race_broken.c_str(), s_.race_invariant.c_str());
+      if (s_.race_violated && s_.race_pc)
+        std::printf("race-offending: %" PRIx64 " %s\n", s_.race_pc, s_.race_mark.c_str());
     } else if (what == "clipped") {  // the last frame's texts cut off at a window's edge
       if (s_.clipped.empty()) std::printf("clipped: none\n");
       for (const auto& [where, text] : s_.clipped) std::printf("clipped: %s\n", where.c_str());
@@ -403,6 +410,11 @@ int run_app(Debugger& d, const AppOptions& o) {
     s.race_cpu = o.race->cpu;
     s.race_violation = o.race->violation;
     s.race_what = o.race->what;
+    s.race_correct = o.race->correct;
+    s.race_broken = o.race->broken;
+    s.race_invariant = o.race->invariant;
+    s.race_pc = o.race->pc;
+    s.race_mark = o.race->mark;
     if (s.race_violated && s.race_cpu >= 0) s.selected_cpu = s.race_cpu;  // the CPU that broke it
   }
   ScriptDriver script(o, s);

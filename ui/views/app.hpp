@@ -27,6 +27,9 @@ struct AppOptions {
     int cpu = -1;           // the CPU that broke the invariant (selected when it opens)
     std::string violation;  // the checker's line
     std::string what;       // the scenario's description (ksim race list)
+    std::string correct, broken, invariant;  // race::explained()
+    uint64_t pc = 0;        // the offending instruction (0: none)
+    std::string mark;       // what is wrong with it, a few words
   };
   std::optional<Race> race;
 };

@@ -123,6 +123,8 @@ void draw_disassembly(ViewState& s) {
       trailing(s, col.insn, ImVec4(1, 0.6f, 0.3f, 1),
                "; probe " + l.probes + (l.breakpoint ? "" : " (disarmed)"));
     if (!l.slot_of.empty()) trailing(s, col.insn, ImVec4(0.4f, 0.85f, 1, 1), "; " + l.slot_of);
+    if (s.race_violated && s.race_pc == l.addr && !s.race_mark.empty())  // the race's offending instruction
+      trailing(s, col.insn, ImVec4(1, 0.3f, 0.3f, 1), "<- violation: " + s.race_mark);
     if (!l.cpu_sees.empty())  // relaxed code model: this CPU has not seen the store yet
       trailing(s, col.insn, ImVec4(1, 0.55f, 0.85f, 1),
                "; CPU " + std::to_string(s.selected_cpu) + " still sees: " + l.cpu_sees);

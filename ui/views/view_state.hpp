@@ -36,6 +36,8 @@ struct ViewState {
 
   // `--race`: the violation to show (Control's header, a line on the timeline).
   std::string race_title, race_violation, race_what;
+  std::string race_correct, race_broken, race_invariant, race_mark;
+  uint64_t race_pc = 0;
   bool race_violated = false;
   uint64_t race_cycle = 0;
   int race_cpu = -1;

@@ -13,7 +13,7 @@
   .globl ksim_patch_site
   .type ksim_patch_site, @function
 ksim_patch_site:
-  .byte 0x0f, 0x1f, 0x44, 0x00, 0x00 /* nopl 0x0(%rax,%rax,1) */
+  {disp8} nopl 0x0(%rax,%rax,1)  /* 0f 1f 44 00 00: the 5-byte nop (an instruction, so it has a line) */
   ret
   .size ksim_patch_site, . - ksim_patch_site
 
