@@ -242,4 +242,38 @@ std::string ProbeSession::summary() const {
   return out;
 }
 
+std::string ProbeSession::how_summary() const {
+  const Engine& e = eng_;
+  const bool x86 = e.arch().isa() == Isa::x86_64;
+  std::string out = std::string("kprobes: ") + (e.mode() == StepMode::classic ? "classic" : "modern") +
+                    " stepping, " + (e.locking() == Locking::spinlock ? "spinlock" : "rcu") + " locking, patching " +
+                    patching_name(e.patching()) + (x86 ? std::string(", booster ") + (e.boost() ? "on" : "off") : "") +
+                    ", jump optimization " + (e.optimization() ? "on" : "off") + ", kretprobe return by " +
+                    (e.rethook() ? "rethook" : "trampoline breakpoint") + "\n";
+  for (const auto& p : probes_) {
+    const Kprobe& kp = p->rp ? p->rp->kp : *p->kp;
+    out += "  " + p->spec.event + ": ";
+    if (p->removed || !kp.rec || !kp.rec->point) {
+      out += "removed\n";
+      continue;
+    }
+    const ProbePoint& pt = *kp.rec->point;
+    char b[96];
+    if (pt.opt == ProbePoint::Opt::optimized)
+      out += "jump-optimized (a jump to its detour buffer; no trap)";
+    else if (pt.opt == ProbePoint::Opt::optimizing || pt.opt == ProbePoint::Opt::queued)
+      out += "being optimized";
+    else if (!pt.slot)
+      out += "emulated (no slot)";
+    else
+      out += "stepped out of line in its slot";
+    if (pt.boosted_hits) {
+      std::snprintf(b, sizeof b, ", %" PRIu64 " hits boosted (no trap after the copy)", pt.boosted_hits);
+      out += b;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace ksim::kprobes

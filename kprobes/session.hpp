@@ -87,6 +87,11 @@ class ProbeSession {
   Engine& engine() const { return eng_; }
   // One line per probe: its definition, hits and nmissed.
   std::string summary() const;
+  // How the probes ran: the engine's modes (stepping, locking, patching,
+  // booster, jump optimization, kretprobe return) on one line, then one
+  // line per probe saying how its hits went (jump-optimized, boosted,
+  // stepped out of line, emulated; removed).
+  std::string how_summary() const;
 
  private:
   void on_hit(SessionProbe& p, Cpu& cpu, bool at_return, uint64_t ret_ip);

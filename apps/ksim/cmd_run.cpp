@@ -318,6 +318,7 @@ int cmd_run(const std::vector<std::string>& args) {
     std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", session->total_hits(),
                 session->total_missed(), engine->stats().strays);
     std::fputs(session->summary().c_str(), stdout);
+    std::fputs(session->how_summary().c_str(), stdout);
     if (ops) {
       size_t failed = 0;
       for (const auto& o : ops->outcomes()) failed += o.failed;

@@ -19,6 +19,7 @@
 #include "ui/model/fsm_view.hpp"
 #include "ui/model/memory_view.hpp"
 #include "ui/model/probes_view.hpp"
+#include <sstream>
 #include "ui/model/script.hpp"
 #include "ui/model/source_view.hpp"
 #include "cpu/hex.hpp"
@@ -904,4 +905,38 @@ TEST_CASE("Explanations: a stop_machine says which CPUs act on which state, as t
     d.step();
   }
   CHECK(checked >= 10);
+}
+
+TEST_CASE("Probe script operations: listed with their cycles and lines, done once the run has passed them",
+          "[ui][script-ops]") {
+  // The script's operations as read from the file, independently.
+  const std::string path = std::string(KSIM_SOURCE_DIR) + "/docs/examples/churn.probes";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::pair<uint64_t, int>> want;  // cycle, line
+  {
+    std::istringstream lines(text.str());
+    int n = 0;
+    for (std::string l; std::getline(lines, l);) {
+      ++n;
+      if (!l.empty() && l[0] == '@') want.emplace_back(std::stoull(l.substr(1)), n);
+    }
+  }
+  REQUIRE(want.size() >= 8);
+  WorldSpec spec = ui_kernel(4);
+  spec.script = text.str();
+  spec.script_file = path;
+  Debugger d(spec, {});
+  for (uint64_t at : {uint64_t{0}, uint64_t{450'000}, uint64_t{1'300'000}}) {
+    d.go_to_cycle(at);
+    const auto ops = script_ops(d);
+    REQUIRE(ops.size() == want.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      INFO("at " << at << ", op " << i);
+      CHECK(ops[i].cycle == want[i].first);
+      CHECK(ops[i].line == want[i].second);
+      CHECK(ops[i].done == (want[i].first < at));
+    }
+  }
 }

@@ -115,6 +115,11 @@ std::string stop_machine_line(Debugger& d) {
   const kprobes::Patcher::StopView v = pat.stop_view();
   if (v.state == kprobes::StopState::none) return "";
   Machine& m = w.machine();
+  // The shared state stays at EXIT after the last stopper left: under way
+  // only while some CPU still does protocol work.
+  bool busy = false;
+  for (int c = 0; c < m.cpu_count(); ++c) busy |= !pat.doing(c).empty();
+  if (!busy) return "";
   std::string s = std::string("stop_machine (") + kprobes::patching_name(pat.mode()) + "): " +
                   kprobes::stop_state_name(v.state) + ", " + std::to_string(v.thread_ack) + " of " +
                   std::to_string(v.num) + " acks to come (the state moves on when every stopper has acked it).";

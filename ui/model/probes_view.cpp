@@ -24,6 +24,17 @@ std::vector<ProbeRow> probe_rows(Debugger& d) {
   return rows;
 }
 
+std::vector<ScriptOpRow> script_ops(Debugger& d) {
+  std::vector<ScriptOpRow> rows;
+  const kprobes::ProbeOpQueue* q = d.world().script();
+  if (!q) return rows;
+  for (size_t i = 0; i < q->ops().size(); ++i) {
+    const kprobes::events::ProbeOp& op = q->ops()[i];
+    rows.push_back({op.cycle, op.text, op.line, i < q->performed()});
+  }
+  return rows;
+}
+
 std::string kprobes_list(Debugger& d) { return d.world().engine() ? d.world().engine()->list() : std::string(); }
 
 bool kprobes_enabled(Debugger& d) { return !d.world().engine() || d.world().engine()->enabled(); }

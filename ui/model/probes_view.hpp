@@ -22,6 +22,17 @@ struct ProbeRow {
 };
 
 std::vector<ProbeRow> probe_rows(Debugger& d);
+
+// The --probe-script's operations: where each is performed, as written,
+// and whether it has been (the Probes window lists the next ones, the
+// timeline marks them all).
+struct ScriptOpRow {
+  uint64_t cycle = 0;
+  std::string text;  // "disable myfork"
+  int line = 0;      // in the script
+  bool done = false;
+};
+std::vector<ScriptOpRow> script_ops(Debugger& d);
 // debugfs kprobes/list ("" without an engine).
 std::string kprobes_list(Debugger& d);
 bool kprobes_enabled(Debugger& d);

@@ -183,6 +183,9 @@ class ScriptDriver {
         std::printf("probe: %s %c %s hits %" PRIu64 " nmissed %" PRIu64 "%s%s\n", r.event.c_str(), r.type,
                     r.where.c_str(), r.hits, r.nmissed, r.disabled ? " disabled" : "", r.removed ? " removed" : "");
       std::printf("probes: %zu, enabled %d\n", probe_rows(d).size(), kprobes_enabled(d) ? 1 : 0);
+      for (const ScriptOpRow& o : script_ops(d))
+        std::printf("script: @%" PRIu64 " %s (line %d) %s\n", o.cycle, o.text.c_str(), o.line,
+                    o.done ? "done" : "upcoming");
     } else if (what == "timeline") {
       std::printf("timeline: %.0f %.0f\n", s_.range.c0, s_.range.c1);
     } else if (what == "error") {
@@ -362,6 +365,7 @@ int print_summary(Debugger& d, double secs) {
     std::printf("probes: %" PRIu64 " hits, %" PRIu64 " missed, %" PRIu64 " stray traps\n", w.session()->total_hits(),
                 w.session()->total_missed(), w.engine()->stats().strays);
     std::fputs(w.session()->summary().c_str(), stdout);
+    std::fputs(w.session()->how_summary().c_str(), stdout);
   }
   std::printf("cycles: %" PRIu64 "\n", cycles);
   std::printf("trace-hash: %s\n", w.hasher().hex().c_str());

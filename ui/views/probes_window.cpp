@@ -1,6 +1,7 @@
 // Probes: the session's probes with hits and nmissed, enable/disable and
 // remove, the kprobes/enabled knob, a line to add a probe, and the
 // debugfs list.
+#include <algorithm>
 #include <cinttypes>
 #include <sstream>
 
@@ -61,6 +62,20 @@ void draw_probes(ViewState& s) {
     }
     ImGui::Separator();
     ImGui::PopID();
+  }
+  // The probe script's next operations (marked on the timeline too).
+  const auto ops = script_ops(d);
+  int shown = 0;
+  for (const ScriptOpRow& o : ops) {
+    if (o.done) continue;
+    if (shown++ == 0) ImGui::TextDisabled("probe script, next:");
+    if (shown > 5) {
+      ImGui::TextDisabled("  ... %zu more", static_cast<size_t>(std::count_if(ops.begin(), ops.end(), [](const ScriptOpRow& r) { return !r.done; })) - 5);
+      break;
+    }
+    char at[48];
+    std::snprintf(at, sizeof at, "  @%" PRIu64 "  ", o.cycle);
+    wrapped(s, ImVec4(0.85f, 0.85f, 0.55f, 1), at + o.text + "  (line " + std::to_string(o.line) + ")");
   }
   ImGui::EndChild();
   if (ImGui::CollapsingHeader("debugfs kprobes/list", ImGuiTreeNodeFlags_DefaultOpen)) {

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "ui/model/probes_view.hpp"
 #include "ui/views/view_state.hpp"
 
 namespace ksim::ui {
@@ -199,6 +200,23 @@ void draw_timeline(ViewState& s) {
     dl->AddTriangleFilled(p1, ImVec2(p1.x - 4, p1.y + dir * 7), ImVec2(p1.x + 4, p1.y + dir * 7),
                           IM_COL32(80, 240, 240, 220));
   }
+  // The probe script's operations: a diamond on the axis at each, hollow
+  // while it is still to come, its line on hover.
+  std::string op_hover;
+  for (const ScriptOpRow& o : script_ops(d)) {
+    const float xo = x0 + static_cast<float>(s.range.x_of(static_cast<double>(o.cycle), w));
+    if (xo < x0 - 6 || xo > x0 + w + 6) continue;
+    const float r = px(5), yo = origin.y + axis_h - r - 1;
+    const ImVec2 pts[4] = {ImVec2(xo, yo - r), ImVec2(xo + r, yo), ImVec2(xo, yo + r), ImVec2(xo - r, yo)};
+    const ImU32 col = o.done ? IM_COL32(170, 170, 120, 255) : IM_COL32(255, 255, 140, 255);
+    if (o.done)
+      dl->AddConvexPolyFilled(pts, 4, col);
+    else
+      dl->AddPolyline(pts, 4, col, ImDrawFlags_Closed, 1.5f);
+    if (hovered && std::fabs(io.MousePos.x - xo) <= r && std::fabs(io.MousePos.y - yo) <= r)
+      op_hover = "probe script line " + std::to_string(o.line) + ", @" + std::to_string(o.cycle) + ": " + o.text +
+                 (o.done ? " (done)" : " (to come)");
+  }
   // Now: a line, and a marker on the axis that stays visible when the
   // violation's line covers it.
   const float xn = x0 + static_cast<float>(s.range.x_of(now, w));
@@ -221,7 +239,9 @@ void draw_timeline(ViewState& s) {
   }
   dl->PopClipRect();
 
-  if (hovered) {
+  if (hovered && !op_hover.empty()) {
+    ImGui::SetTooltip("%s", op_hover.c_str());
+  } else if (hovered) {
     if (hover_event != EventLog::npos)
       s.timeline_hover = describe_event(d.log(), hover_event, d.world().machine().symbols());
     else
