@@ -22,8 +22,15 @@ namespace {
 // `--race NAME --variant V --seed S`: the scenario is run once as `ksim
 // race run` runs it, to find its violation; the debugger then builds the
 // same run (the scenario's Setup) and opens at the violation's cycle.
-int open_race(const po::variables_map& vm, const std::string& name, const std::string& variant,
-              const std::string& isa_text, int cpus, uint64_t seed, ui::AppOptions& app) {
+// A run opened from the command line, not yet shown.
+struct Opened {
+  std::unique_ptr<ui::Debugger> d;
+  ui::AppOptions app;
+};
+
+void open_race(const po::variables_map& vm, const std::string& name, const std::string& variant,
+               const std::string& isa_text, int cpus, uint64_t seed, Opened& out) {
+  ui::AppOptions& app = out.app;
   const race::Scenario* sc = race::find(name);
   if (!sc) throw UsageError{"no race scenario '" + name + "' (ksim race list)"};
   if (variant != "correct" && variant != "broken") throw UsageError{"--race needs --variant correct or broken"};
@@ -40,33 +47,35 @@ int open_race(const po::variables_map& vm, const std::string& name, const std::s
   o.seed = seed;
   o.broken = variant == "broken";
   auto kernel = std::make_shared<const ElfImage>(load_image("", sc->image, o.isa));
-  const race::Outcome out = race::run(*sc, *kernel, o);
+  const race::Outcome outcome = race::run(*sc, *kernel, o);
 
   ui::RaceWorld w = ui::race_world(*sc, o, kernel);
   auto d = std::make_unique<ui::Debugger>(w.spec, w.initial);
   ui::AppOptions::Race r;
   r.title = name + ", " + variant + ", " + isa_name(o.isa) + ", " + std::to_string(o.cpus) + " CPUs, seed " +
             std::to_string(o.seed);
-  r.violated = out.violated;
-  r.cycle = out.cycle;
-  r.cpu = out.cpu;
-  r.violation = out.violated ? out.violation : out.notes;
+  r.violated = outcome.violated;
+  r.cycle = outcome.cycle;
+  r.cpu = outcome.cpu;
+  r.violation = outcome.violated ? outcome.violation : outcome.notes;
   r.what = sc->what;
   const race::Explained& ex = race::explained(*sc);
   r.correct = ex.correct;
   r.broken = ex.broken;
   r.invariant = ex.invariant;
-  r.pc = out.violated ? out.pc : 0;
-  r.mark = out.mark;
+  r.pc = outcome.violated ? outcome.pc : 0;
+  r.mark = outcome.mark;
   app.race = r;
   if (vm.count("at"))
     d->go_to_cycle(vm["at"].as<U64>().v);
-  else if (out.violated)
-    d->go_to_cycle(out.cycle);
-  return ui::run_app(*d, app);
+  else if (outcome.violated)
+    d->go_to_cycle(outcome.cycle);
+  out.d = std::move(d);
 }
 
-int ui_main(const std::vector<std::string>& args) {
+// Parses the options and builds the run they describe, without showing it;
+// false when --help was printed.
+bool open(const std::vector<std::string>& args, Opened& opened) {
   po::options_description opts("ksim-ui options");
   std::string isa_name = "rv64", elf, image, script, ini = "imgui.ini";
   U64 max_cycles_opt, quantum_opt, seed_opt, at_opt;
@@ -108,13 +117,17 @@ int ui_main(const std::vector<std::string>& args) {
       ("script", po::value(&script), "run this script of actions instead of waiting for a person (docs/DEBUGGER.md)")
       ("width", po::value(&width)->default_value(1280), "window width")
       ("height", po::value(&height)->default_value(800), "window height")
+      ("compare", po::value<std::string>(),
+       "OPTION=VALUE: a second run, the same but for that option (variant with --race, kprobes-locking, "
+       "kprobes-optimization, kprobes-boost, kprobes-mode, kprobes-patching, kprobes-rethook, code-model, seed, "
+       "quantum), on one cycle axis from their first difference; stepping moves both")
       ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)")
       ("font-scale", po::value(&font_scale)->default_value(1.0f, "1"),
        "text size for a projector: 1 is 13 px, 1.5 for 1920x1080 at the back of a room (Ctrl +/- while it runs)")
       ("layout", po::value(&layout_name), ("the windows one lesson needs, placed and zoomed: " + ui::layout_names() +
                                             " (default: race with --race, else overview)").c_str());
   po::variables_map vm;
-  if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm)) return kOk;
+  if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm)) return false;
   const bool reference = vm.count("reference-schedule") > 0;
   const Isa isa = parse_isa(isa_name);
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
@@ -173,7 +186,11 @@ int ui_main(const std::vector<std::string>& args) {
     app.script_name = script;
   }
 
-  if (!race_name.empty()) return open_race(vm, race_name, race_variant, isa_name, cpus, seed_opt.v, app);
+  if (!race_name.empty()) {
+    opened.app = app;
+    open_race(vm, race_name, race_variant, isa_name, cpus, seed_opt.v, opened);
+    return true;
+  }
   if (!race_variant.empty()) throw UsageError{"--variant goes with --race"};
 
   ui::WorldSpec spec;
@@ -217,7 +234,85 @@ int ui_main(const std::vector<std::string>& args) {
     throw UsageError{e.what()};
   }
   if (vm.count("at")) d->go_to_cycle(at_opt.v);
-  return ui::run_app(*d, app);
+  opened.d = std::move(d);
+  opened.app = app;
+  return true;
+}
+
+// `--compare OPTION=VALUE`: what the second run may change.
+const char* const kComparable[] = {"variant",         "kprobes-locking", "kprobes-optimization", "kprobes-boost",
+                                   "kprobes-mode",    "kprobes-patching", "kprobes-rethook",     "code-model",
+                                   "seed",            "quantum"};
+
+// Each comparable option's default, for the first run's label when the
+// command line does not give it (the defaults of the options above).
+std::string default_of(const std::string& name) {
+  if (name == "kprobes-locking") return "rcu";
+  if (name == "kprobes-optimization" || name == "kprobes-boost" || name == "kprobes-rethook") return "1";
+  if (name == "kprobes-mode") return "modern";
+  if (name == "kprobes-patching") return "(the ISA's protocol)";
+  if (name == "code-model") return "relaxed";
+  if (name == "seed") return "0";
+  if (name == "quantum") return "1";
+  return "(none)";
+}
+
+// The command line without option `name` (as `--name V` or `--name=V`).
+std::vector<std::string> without(const std::vector<std::string>& args, const std::string& name) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + name) {
+      ++i;  // and its value
+      continue;
+    }
+    if (args[i].rfind("--" + name + "=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+// The value option `name` has on the command line, or "".
+std::string value_of(const std::vector<std::string>& args, const std::string& name) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + name && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--" + name + "=", 0) == 0) return args[i].substr(name.size() + 3);
+  }
+  return "";
+}
+
+int ui_main(const std::vector<std::string>& args) {
+  const std::string compare = value_of(args, "compare");
+  Opened a;
+  if (!open(without(args, "compare"), a)) return kOk;
+  if (compare.empty()) return ui::run_app(*a.d, a.app);
+  // The second run: the same command line with that one option changed.
+  const size_t eq = compare.find('=');
+  const std::string name = compare.substr(0, eq), value = eq == std::string::npos ? "" : compare.substr(eq + 1);
+  std::string names;
+  for (const char* n : kComparable) names += (names.empty() ? "" : ", ") + std::string(n);
+  if (eq == std::string::npos || value.empty() ||
+      std::none_of(std::begin(kComparable), std::end(kComparable), [&](const char* n) { return name == n; }))
+    throw UsageError{"--compare takes OPTION=VALUE, OPTION one of " + names};
+  if (name == "variant" && value_of(args, "race").empty()) throw UsageError{"--compare variant=... needs --race"};
+  const std::string before = value_of(args, name);
+  if (before == value || (before.empty() && default_of(name) == value))
+    throw UsageError{"--compare " + compare + ": the first run has that already"};
+  std::vector<std::string> bargs = without(without(args, "compare"), name);
+  bargs.insert(bargs.end(), {"--" + name, value});
+  Opened b;
+  open(bargs, b);
+  a.app.compare = ui::AppOptions::Compare{"--" + name + " " + (before.empty() ? default_of(name) : before),
+                                          "--" + name + " " + value, "", ""};
+  auto note = [](const Opened& o) {
+    if (!o.app.race) return std::string();
+    const auto& r = *o.app.race;
+    return r.violated ? "violation at cycle " + std::to_string(r.cycle) + " by CPU " + std::to_string(r.cpu) + ": " +
+                            r.violation
+                      : std::string("the invariant held");
+  };
+  a.app.compare->a_note = note(a);
+  a.app.compare->b_note = note(b);
+  return ui::run_app(*a.d, a.app, b.d.get());
 }
 
 }  // namespace

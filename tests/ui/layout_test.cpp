@@ -83,7 +83,8 @@ TEST_CASE("Layouts: each lesson's windows lie on the screen without covering eac
   REQUIRE(find_layout("race"));
   REQUIRE(find_layout("stop-machine"));
   REQUIRE(find_layout("overview"));
-  CHECK(layout_names() == "hit, race, stop-machine or overview");
+  REQUIRE(find_layout("compare"));
+  CHECK(layout_names() == "hit, race, stop-machine, compare or overview");
   for (const Layout& l : layouts()) {
     INFO(l.name);
     CHECK(place_of(l, "Control"));  // every lesson can step and travel

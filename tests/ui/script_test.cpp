@@ -55,7 +55,7 @@ TEST_CASE("A bad script line is an error naming the file and line", "[ui][script
   CHECK(error_of("next-event nothing\n") == "t.txt:1: unknown event kind 'nothing'");
   CHECK(error_of("click Step\n") == "t.txt:1: widgets are named WINDOW/LABEL");
   CHECK(error_of("type Probes/x\n") == "t.txt:1: type needs WINDOW/LABEL and the text to type");
-  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped or font");
+  CHECK(error_of("print everything\n") == "t.txt:1: print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped, font or compare");
 }
 
 TEST_CASE("Event kinds by name: 'hit' is a probe event entering KPROBE_HIT_ACTIVE", "[ui][script]") {
@@ -73,6 +73,6 @@ TEST_CASE("Script keys and layouts: only the chords and lessons there are", "[ui
   CHECK(parse_script("key ctrl+=\nkey ctrl++\nkey ctrl+-\nkey ctrl+0\nlayout hit\nlayout stop-machine\n", "t.txt").size() ==
         6);
   CHECK(error_of("key ctrl+x\n") == "t.txt:1: key takes ctrl+= (or ctrl++), ctrl+- or ctrl+0");
-  CHECK(error_of("layout lecture\n") == "t.txt:1: layout takes hit, race, stop-machine or overview");
+  CHECK(error_of("layout lecture\n") == "t.txt:1: layout takes hit, race, stop-machine, compare or overview");
   CHECK(error_of("layout\n") == "t.txt:1: layout takes 1 argument(s)");
 }

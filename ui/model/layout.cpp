@@ -41,6 +41,12 @@ const std::vector<Layout>& layouts() {
         {"Probes", .72f, 0, .28f, .30f},
         {"Console", .72f, .30f, .28f, .35f},
         {"Timeline", 0, .65f, 1, .35f}}},
+      {"compare", Lesson::compare, "two runs on one cycle axis: where they part, both runs' CPUs",
+       {{"Control", 0, 0, .32f, .24f},
+        {"Compare", 0, .24f, .32f, .41f},
+        {"Code", .32f, 0, .36f, .65f},
+        {"CPUs", .68f, 0, .32f, .65f},
+        {"Timeline", 0, .65f, 1, .35f}}},
   };
   return l;
 }
@@ -131,6 +137,8 @@ TimelineRange lesson_range(Lesson lesson, const TimelineIndex& t, uint64_t here,
     }
     case Lesson::race:
       return around(here > 3000 ? here - 3000 : 0, here, 4000);
+    case Lesson::compare:
+      return around(here > 2000 ? here - 2000 : 0, here + 2000, 4000);
     case Lesson::overview:
       break;
   }

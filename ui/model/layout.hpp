@@ -16,7 +16,7 @@ struct WindowPlace {
   float x, y, w, h;      // fractions of the display
 };
 
-enum class Lesson : uint8_t { overview, hit, race, stop_machine };
+enum class Lesson : uint8_t { overview, hit, race, stop_machine, compare };
 
 struct Layout {
   const char* name;  // as --layout takes it
@@ -35,7 +35,8 @@ std::optional<WindowPlace> place_of(const Layout& l, const std::string& window);
 // The cycles the timeline shows when a lesson opens at `here` with `cpu`
 // selected: the probe hit (its trap to its resume) `cpu` is in or last
 // went through; the stop_machine (every CPU's stopper span) around `here`;
-// the last few thousand cycles before a race's violation; the whole run.
+// the last few thousand cycles before a race's violation or around two
+// runs' first difference; the whole run.
 TimelineRange lesson_range(Lesson lesson, const TimelineIndex& t, uint64_t here, int cpu);
 
 }  // namespace ksim::ui

@@ -136,10 +136,10 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
     }
     if (a.verb == "print") {
       static const char* whats[] = {"position", "probes", "timeline", "error", "fsm", "cpu", "speed", "memory", "race",
-                                    "code",   "source", "clipped", "font"};
+                                    "code",   "source", "clipped", "font", "compare"};
       bool ok = false;
       for (const char* w : whats) ok |= a.args[0] == w;
-      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped or font");
+      if (!ok) throw bad("print takes position, probes, timeline, error, fsm, cpu, speed, memory, race, code, source, clipped, font or compare");
     }
     if ((a.verb == "click" || a.verb == "type" || a.verb == "drag" || a.verb == "wheel") &&
         a.args[0].find('/') == std::string::npos)

@@ -18,7 +18,8 @@
 //   wait [N]                 N frames (default 1, at most kMaxFrames)
 //   screenshot FILE          the window as PNG
 //   print WHAT               position | probes | timeline | error | fsm | cpu | speed | memory | race | code |
-//                            source | clipped (texts cut off at a window's edge) | font (size and scale)
+//                            source | clipped (texts cut off at a window's edge) | font (size and scale) |
+//                            compare (--compare: the first difference, both runs' cycles and hashes)
 //   key KEYS                 ctrl+= (or ctrl++), ctrl+- or ctrl+0: the font larger, smaller, as it started
 //   layout NAME              hit | race | stop-machine | overview: as --layout, now
 //                            (to stdout, for tests)

@@ -241,6 +241,22 @@ class ScriptDriver {
                     s_.race_broken.c_str(), s_.race_invariant.c_str());
       if (s_.race_violated && s_.race_pc)
         std::printf("race-offending: %" PRIx64 " %s\n", s_.race_pc, s_.race_mark.c_str());
+    } else if (what == "compare") {
+      if (!s_.b) {
+        std::printf("compare: none\n");
+      } else {
+        std::printf("compare: A %s; B %s\n", s_.compare_a.c_str(), s_.compare_b.c_str());
+        if (!s_.compare_a_note.empty()) std::printf("compare-a-run: %s\n", s_.compare_a_note.c_str());
+        if (!s_.compare_b_note.empty()) std::printf("compare-b-run: %s\n", s_.compare_b_note.c_str());
+        if (s_.diff.found)
+          std::printf("compare: first difference at event %zu, cycle %" PRIu64 "\ncompare-a: %s\ncompare-b: %s\n",
+                      s_.diff.index, s_.diff.cycle, s_.diff.a.c_str(), s_.diff.b.c_str());
+        else
+          std::printf("compare: no difference\n");
+        std::printf("compare: A at cycle %" PRIu64 " state-hash %016" PRIx64 ", B at cycle %" PRIu64
+                    " state-hash %016" PRIx64 "\n",
+                    d.here(), d.state_hash(), s_.b->here(), s_.b->state_hash());
+      }
     } else if (what == "clipped") {  // the last frame's texts cut off at a window's edge
       if (s_.clipped.empty()) std::printf("clipped: none\n");
       for (const auto& [where, text] : s_.clipped) std::printf("clipped: %s\n", where.c_str());
@@ -305,6 +321,11 @@ void apply_font(float scale, const ImGuiStyle& base, bool remake_texture) {
 
 void draw_all(ViewState& s) {
   s.clipped.clear();
+  // --compare: B follows every move of A, to A's cycle.
+  if (s.b && s.b_synced != s.d.moves()) {
+    s.b->go_to_cycle(s.d.here());
+    s.b_synced = s.d.moves();
+  }
   draw_control(s);
   draw_cpus(s);
   draw_code(s);
@@ -316,6 +337,7 @@ void draw_all(ViewState& s) {
   s.timeline_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   draw_console(s);
   draw_race(s);
+  draw_compare(s);
   s.layout_pending = false;
 }
 
@@ -373,7 +395,7 @@ int print_summary(Debugger& d, double secs) {
   return status;
 }
 
-int run_app(Debugger& d, const AppOptions& o) {
+int run_app(Debugger& d, const AppOptions& o, Debugger* other) {
   const auto t_start = Clock::now();
   if (!glfwInit()) {
     std::fprintf(stderr, "ksim-ui: cannot open a window (no display? try xvfb-run -a)\n");
@@ -404,9 +426,21 @@ int run_app(Debugger& d, const AppOptions& o) {
   s.font_scale = 0;  // none yet: built before the first frame
   s.font_scale_wanted = o.font_scale;
   // An explicit layout places its windows over what imgui.ini remembers;
-  // a race opens in its lesson's layout.
-  s.layout = find_layout(!o.layout.empty() ? o.layout : o.race ? "race" : "overview");
-  s.layout_pending = !o.layout.empty() || o.race.has_value();
+  // a race and a comparison open in their lessons' layouts.
+  s.layout = find_layout(!o.layout.empty() ? o.layout : other ? "compare" : o.race ? "race" : "overview");
+  s.layout_pending = !o.layout.empty() || o.race.has_value() || other;
+  if (other) {  // both runs at their first difference
+    s.b = other;
+    s.compare_a = o.compare ? o.compare->a : "A";
+    s.compare_b = o.compare ? o.compare->b : "B";
+    if (o.compare) {
+      s.compare_a_note = o.compare->a_note;
+      s.compare_b_note = o.compare->b_note;
+    }
+    s.diff = first_difference(d, *other);
+    d.go_to_cycle(s.diff.found ? s.diff.cycle : 0);
+    if (s.diff.found && s.diff.cpu >= 0 && s.diff.cpu < d.world().machine().cpu_count()) s.selected_cpu = s.diff.cpu;
+  }
   if (o.race) {
     s.race_title = o.race->title;
     s.race_violated = o.race->violated;

@@ -32,13 +32,20 @@ struct AppOptions {
     std::string mark;       // what is wrong with it, a few words
   };
   std::optional<Race> race;
+  // `--compare`: how the two runs differ (the windows show A; B follows it).
+  struct Compare {
+    std::string a, b;  // "--kprobes-locking rcu", "--kprobes-locking spinlock"
+    std::string a_note, b_note;  // a race's outcome in each run, "" otherwise
+  };
+  std::optional<Compare> compare;
 };
 
 // Runs until the window closes or the script quits. Returns the exit
 // status: the same as `ksim run` for the summary printed at a script's
 // quit (0 when the guest ended with status 0 or the run is paused there),
 // 2 for a script error, 3 when no window can be opened.
-int run_app(Debugger& d, const AppOptions& o);
+// With `other` (--compare), a second run B kept at A's cycle.
+int run_app(Debugger& d, const AppOptions& o, Debugger* other = nullptr);
 
 // `ksim run`'s summary for where the debugger stands; returns its exit status.
 int print_summary(Debugger& d, double host_seconds);

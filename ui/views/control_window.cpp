@@ -14,7 +14,7 @@ void draw_control(ViewState& s) {
   const Position& p = d.position();
   // --race: the scenario and its violation, here when the layout has no
   // Race window for them.
-  if (!s.race_title.empty() && !(s.layout && place_of(*s.layout, "Race"))) draw_race_lines(s);
+  if (!s.race_title.empty() && !s.b && !(s.layout && place_of(*s.layout, "Race"))) draw_race_lines(s);
 
   if (button(s, s.running ? "Pause" : "Run")) s.running = !s.running && !p.ended;
   // A button that pauses and does one move; `msg` is what the move says ("" when fine).

@@ -36,6 +36,9 @@ void draw_timeline(ViewState& s) {
   Debugger& d = s.d;
   const int cpus = d.world().machine().cpu_count();
   s.timeline.sync(d.log(), cpus);
+  // --compare: run B's lanes under A's, on the same axis.
+  if (s.b) s.b_timeline.sync(s.b->log(), cpus);
+  const int lanes = s.b ? 2 * cpus : cpus;
   const double now = static_cast<double>(d.here());
   const double end = std::max({now, static_cast<double>(s.timeline.last_cycle()), 1000.0});
   if (!s.range_set) {
@@ -92,14 +95,14 @@ void draw_timeline(ViewState& s) {
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float label_w = px(44), axis_h = px(18);
+  const float label_w = px(s.b ? 60 : 44), axis_h = px(18);
   const float w = std::max(50.0f, avail.x - label_w), h = std::max(40.0f, avail.y);
   ImGui::InvisibleButton("canvas", ImVec2(avail.x, h));
   s.note("canvas");
   const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
   ImGuiIO& io = ImGui::GetIO();
   const float x0 = origin.x + label_w;
-  const float lane_h = std::min(px(40), std::max(px(10), (h - axis_h) / static_cast<float>(cpus)));
+  const float lane_h = std::min(px(40), std::max(px(10), (h - axis_h) / static_cast<float>(lanes)));
 
   // Gestures.
   static float drag_total = 0;
@@ -115,7 +118,7 @@ void draw_timeline(ViewState& s) {
   int lane_hover = static_cast<int>((io.MousePos.y - origin.y - axis_h) / lane_h);
   const double cyc_hover = s.range.cycle_at(io.MousePos.x - x0, w);
   size_t hover_event = EventLog::npos;
-  if (hovered && lane_hover >= 0 && lane_hover < cpus && cyc_hover >= 0)
+  if (hovered && lane_hover >= 0 && lane_hover < cpus && cyc_hover >= 0)  // (A's lanes: the run the windows show)
     hover_event = s.timeline.hit_test(lane_hover, static_cast<uint64_t>(cyc_hover), static_cast<uint64_t>(cpp * 4 + 1));
   if (ImGui::IsItemDeactivated() && drag_total < 3 && cyc_hover >= 0) {
     s.running = false;
@@ -140,13 +143,22 @@ void draw_timeline(ViewState& s) {
   std::vector<Cell> cells;
   const int width = static_cast<int>(w);
   const uint64_t now_u = d.here();
-  for (int c = 0; c < cpus; ++c) {
-    const float y0 = origin.y + axis_h + c * lane_h, y1 = y0 + lane_h - 2;
+  for (int lane = 0; lane < lanes; ++lane) {
+    const bool in_b = lane >= cpus;
+    const int c = lane % cpus;
+    const float y0 = origin.y + axis_h + lane * lane_h, y1 = y0 + lane_h - 2;
     char name[16];
-    std::snprintf(name, sizeof name, "CPU %d", c);
-    dl->AddText(ImVec2(origin.x, y0 + (lane_h - ImGui::GetFontSize()) / 2), c == s.selected_cpu ? IM_COL32(255, 220, 80, 255)
-                                                                               : IM_COL32(200, 200, 200, 255), name);
-    s.timeline.bin_lane(c, s.range.c0, cpp, width, now_u, cells);
+    if (s.b)
+      std::snprintf(name, sizeof name, "%s CPU %d", in_b ? "B" : "A", c);
+    else
+      std::snprintf(name, sizeof name, "CPU %d", c);
+    const ImU32 name_col = c == s.selected_cpu ? IM_COL32(255, 220, 80, 255)
+                           : in_b              ? IM_COL32(255, 180, 115, 255)
+                           : s.b               ? IM_COL32(140, 215, 255, 255)
+                                               : IM_COL32(200, 200, 200, 255);
+    dl->AddText(ImVec2(origin.x, y0 + (lane_h - ImGui::GetFontSize()) / 2), name_col, name);
+    if (in_b && c == 0) dl->AddLine(ImVec2(origin.x, y0 - 1), ImVec2(x0 + w, y0 - 1), IM_COL32(255, 255, 255, 90));
+    (in_b ? s.b_timeline : s.timeline).bin_lane(c, s.range.c0, cpp, width, in_b ? s.b->here() : now_u, cells);
     int x = 0;
     while (x < width) {
       const Cell& a = cells[static_cast<size_t>(x)];
@@ -174,9 +186,11 @@ void draw_timeline(ViewState& s) {
   // Grace periods: a band across every lane and a bar under the axis
   // (RCU-sched amber, RCU-tasks blue), open ones up to now.
   std::vector<const Band*> bands;
-  s.timeline.bands_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)), static_cast<uint64_t>(s.range.c1) + 1, bands);
+  s.timeline.bands_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)),
+                      static_cast<uint64_t>(std::min(s.range.c1, now)) + 1, bands);
   for (const Band* b : bands) {
-    const double e = b->end == TimelineIndex::kOpen ? now : static_cast<double>(b->end);
+    if (static_cast<double>(b->begin) > now) continue;
+    const double e = b->end == TimelineIndex::kOpen ? now : std::min(now, static_cast<double>(b->end));
     const float xa = x0 + static_cast<float>(s.range.x_of(static_cast<double>(b->begin), w));
     const float xb = std::max(xa + 1.0f, x0 + static_cast<float>(s.range.x_of(e, w)));
     const ImU32 fill = b->tasks ? IM_COL32(90, 140, 255, 28) : IM_COL32(255, 200, 60, 28);
@@ -187,10 +201,12 @@ void draw_timeline(ViewState& s) {
   }
   // IPIs: arrows between lanes, at most one per 3 pixels.
   std::vector<const Arrow*> arrows;
-  s.timeline.arrows_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)), static_cast<uint64_t>(s.range.c1),
-                       static_cast<uint64_t>(cpp * 3), arrows);
+  // (Only those delivered by now: the log also holds events a search or a
+  // comparison found ahead.)
+  s.timeline.arrows_in(static_cast<uint64_t>(std::max(0.0, s.range.c0)),
+                       static_cast<uint64_t>(std::min(s.range.c1, now)) + 1, static_cast<uint64_t>(cpp * 3), arrows);
   for (const Arrow* a : arrows) {
-    if (a->to_cycle == TimelineIndex::kOpen) continue;
+    if (a->to_cycle == TimelineIndex::kOpen || static_cast<double>(a->to_cycle) > now) continue;
     const ImVec2 p0(x0 + static_cast<float>(s.range.x_of(static_cast<double>(a->from_cycle), w)),
                     origin.y + axis_h + (a->from + 0.5f) * lane_h);
     const ImVec2 p1(x0 + static_cast<float>(s.range.x_of(static_cast<double>(a->to_cycle), w)),
@@ -216,6 +232,13 @@ void draw_timeline(ViewState& s) {
     if (hovered && std::fabs(io.MousePos.x - xo) <= r && std::fabs(io.MousePos.y - yo) <= r)
       op_hover = "probe script line " + std::to_string(o.line) + ", @" + std::to_string(o.cycle) + ": " + o.text +
                  (o.done ? " (done)" : " (to come)");
+  }
+  // --compare: where the two runs' events first part.
+  if (s.b && s.diff.found) {
+    const float xd = x0 + static_cast<float>(s.range.x_of(static_cast<double>(s.diff.cycle), w));
+    dl->AddLine(ImVec2(xd, origin.y + axis_h), ImVec2(xd, origin.y + axis_h + lanes * lane_h), IM_COL32(255, 110, 230, 255),
+                2);
+    dl->AddText(ImVec2(xd + 3, origin.y + axis_h + cpus * lane_h), IM_COL32(255, 110, 230, 255), "first difference");
   }
   // Now: a line, and a marker on the axis that stays visible when the
   // violation's line covers it.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ui/model/code_view.hpp"
+#include "ui/model/compare.hpp"
 #include "ui/model/layout.hpp"
 #include "ui/model/source_view.hpp"
 #include "ui/model/debugger.hpp"
@@ -82,6 +83,14 @@ struct ViewState {
   uint64_t range_moves = 0;
   std::string timeline_hover;
 
+  // --compare: run B, kept at A's cycle after every move of A; how the
+  // two differ and where their events first part.
+  Debugger* b = nullptr;
+  std::string compare_a, compare_b, compare_a_note, compare_b_note;
+  Difference diff;
+  uint64_t b_synced = ~uint64_t{0};
+  TimelineIndex b_timeline;
+
   // Probe state machine: the diagram as last drawn (print fsm).
   float fsm_w = 0, fsm_h = 0;
   bool fsm_clear = true;
@@ -141,6 +150,7 @@ void draw_timeline(ViewState& s);
 void draw_console(ViewState& s);
 void draw_race(ViewState& s);
 void draw_race_lines(ViewState& s);
+void draw_compare(ViewState& s);
 
 // Before the next item: on the line of the item before it when its
 // `width` (or a button labelled `label`) still fits there, else on a new line.

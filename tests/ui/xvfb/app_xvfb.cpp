@@ -254,7 +254,7 @@ TEST_CASE("Bad input: options, scripts and a missing display give clean errors",
         std::string::npos);
   ProcessResult bad_layout = run_process({KSIM_UI_BIN, "--layout", "lecture"});
   CHECK(bad_layout.status == 2);
-  CHECK(bad_layout.err.find("--layout must be hit, race, stop-machine or overview") != std::string::npos);
+  CHECK(bad_layout.err.find("--layout must be hit, race, stop-machine, compare or overview") != std::string::npos);
   std::ofstream(script) << "quit\n";
   ProcessResult no_display = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", KSIM_UI_BIN,
                                           "--script", script, "--ini", ""});
@@ -473,4 +473,103 @@ TEST_CASE("Ctrl + and Ctrl - change the font's size, Ctrl 0 puts it back, as a p
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), font); it != std::sregex_iterator(); ++it)
     sizes.push_back((*it)[1].str() + "@" + (*it)[2].str());
   CHECK(sizes == std::vector<std::string>{"13.0@1.00", "16.0@1.25", "20.0@1.56", "16.0@1.25", "13.0@1.00"});
+}
+
+namespace {
+
+// The first cycle at which two `--trace` files' events differ, taking each
+// file's events in time order (cycle, then CPU, the file's order among
+// equals): the reference for --compare's first difference, read from
+// ksim's trace writer rather than the debugger's event log.
+uint64_t first_trace_difference(const std::string& a, const std::string& b) {
+  auto load = [](const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::tuple<uint64_t, int, size_t, std::string>> ev;
+    const std::regex head(R"(^\{"cycle":(\d+),"cpu":(-?\d+),)");
+    std::smatch m;
+    for (std::string l; std::getline(in, l);)
+      if (std::regex_search(l, m, head)) ev.emplace_back(std::stoull(m[1]), std::stoi(m[2]), ev.size(), l);
+    std::sort(ev.begin(), ev.end());
+    return ev;
+  };
+  const auto ea = load(a), eb = load(b);
+  REQUIRE(ea.size() > 10);
+  for (size_t i = 0; i < std::min(ea.size(), eb.size()); ++i)
+    if (std::get<3>(ea[i]) != std::get<3>(eb[i])) return std::min(std::get<0>(ea[i]), std::get<0>(eb[i]));
+  return ea.size() < eb.size() ? std::get<0>(eb[ea.size()]) : std::get<0>(ea[eb.size()]);
+}
+
+}  // namespace
+
+TEST_CASE("--compare: two runs from their first difference, as their traces show it; stepping moves both",
+          "[ui][xvfb][compare]") {
+  struct Case {
+    std::vector<std::string> a;     // the first run's options
+    std::string compare;            // OPTION=VALUE
+    std::vector<std::string> b;     // the same run's options for ksim run, the option changed
+  };
+  const std::vector<std::string> common = {"--cpus", "4", "--probe", "p do_fork", "--kprobes-optimization", "0"};
+  for (const Case& c : {Case{common, "kprobes-locking=spinlock", {"--kprobes-locking", "spinlock"}},
+                        Case{{"--cpus", "4", "--probe", "p do_fork"}, "kprobes-optimization=0", {"--kprobes-optimization", "0"}}}) {
+    DYNAMIC_SECTION(c.compare) {
+      std::vector<std::string> opts = c.a;
+      opts.insert(opts.end(), {"--compare", c.compare});
+      ProcessResult r = ui("wait 2\nprint compare\nprint position\nstep 500\nwait 2\nprint compare\nquit\n", opts);
+      REQUIRE(r.status == 0);
+      const uint64_t at = num(grab(r.out, "compare: first difference at event \\d+, cycle (\\d+)"));
+      // The reference: ksim run --trace of each.
+      const std::string ta = tmp("a.jsonl"), tb = tmp("b.jsonl");
+      std::vector<std::string> ra = {KSIM_BIN, "run", "-q", "--trace", ta};
+      ra.insert(ra.end(), c.a.begin(), c.a.end());
+      std::vector<std::string> rb = ra;
+      rb[4] = tb;
+      // B: A's options with the compared one replaced.
+      const std::string opt = "--" + c.compare.substr(0, c.compare.find('='));
+      for (size_t i = 5; i + 1 < rb.size(); ++i)
+        if (rb[i] == opt) rb.erase(rb.begin() + static_cast<long>(i), rb.begin() + static_cast<long>(i) + 2);
+      rb.insert(rb.end(), c.b.begin(), c.b.end());
+      REQUIRE(run_process(ra, std::chrono::seconds(120)).status == 0);
+      REQUIRE(run_process(rb, std::chrono::seconds(120)).status == 0);
+      CHECK(at == first_trace_difference(ta, tb));
+      std::remove(ta.c_str());
+      std::remove(tb.c_str());
+      // It opens there, both runs at that cycle; after 500 steps of A, B
+      // is at A's cycle again.
+      CHECK(num(grab(r.out, "position: cycle (\\d+)")) == at);
+      const std::regex both("compare: A at cycle (\\d+) state-hash [0-9a-f]+, B at cycle (\\d+) ");
+      std::vector<std::pair<std::string, std::string>> cycles;
+      for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), both); it != std::sregex_iterator(); ++it)
+        cycles.emplace_back((*it)[1], (*it)[2]);
+      REQUIRE(cycles.size() == 2);
+      CHECK(cycles[0].first == std::to_string(at));
+      CHECK(cycles[0].second == std::to_string(at));
+      CHECK(cycles[1].first == cycles[1].second);
+      CHECK(num(cycles[1].first) > at);
+    }
+  }
+}
+
+TEST_CASE("--compare: a race's correct and broken variants at one seed, and bad comparisons refused",
+          "[ui][xvfb][compare]") {
+  ProcessResult r = ui("wait 2\nprint compare\nprint code\nprint clipped\nquit\n",
+                       {"--race", "torn-write", "--variant", "correct", "--seed", "1", "--compare", "variant=broken"});
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("compare: A --variant correct; B --variant broken\n"));
+  CHECK_THAT(r.out, Catch::Contains("compare-a-run: the invariant held\n"));
+  CHECK_THAT(r.out, Catch::Contains("compare-b-run: violation at cycle "));
+  // The protocols part at the patch: text_poke_bp against a byte at a time.
+  CHECK_THAT(r.out, Catch::Contains("compare-a: "));
+  CHECK(std::regex_search(r.out, std::regex("compare-a: cycle \\d+, CPU \\d+: probe operation: text_poke_bp")));
+  CHECK(std::regex_search(r.out, std::regex("compare-b: cycle \\d+, CPU \\d+: probe operation: write ksim_patch_site one byte at a time")));
+  CHECK_THAT(r.out, Catch::Contains("clipped: none\n"));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--compare", "kprobes-locking"}, {"--compare", "cpus=2"},
+        {"--compare", "variant=broken"}, {"--compare", "kprobes-locking=rcu"}}) {
+    std::vector<std::string> argv = {KSIM_UI_BIN};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    ProcessResult e = run_process(argv);
+    INFO(bad[1] << ": " << e.err);
+    CHECK(e.status == 2);
+    CHECK_THAT(e.err, Catch::StartsWith("ksim-ui: --compare"));
+  }
 }
