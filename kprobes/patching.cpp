@@ -204,9 +204,12 @@ std::string Patcher::doing(int cpu) const {
   switch (pc.doing) {
     case Doing::none: return "";
     case Doing::job:  // the caller runs its own stopper inside its job
+      // (In the stop_machine, the state its own stopper acts on, as for
+      // every other CPU: the shared state may have moved on without it.)
       return std::string("patching job (") + patching_name(mode_) + ")" +
-             (step_ == Step::stop && ms_.state != StopState::none ? std::string(", stop_machine: ") + stop_state_name(ms_.state)
-                                                                  : std::string());
+             (step_ == Step::stop && ms_.state != StopState::none
+                  ? std::string(", stop_machine: ") + stop_state_name(pc.seen == StopState::none ? ms_.state : pc.seen)
+                  : std::string());
     case Doing::sync: return "serialising for text_poke_sync";
     case Doing::stopper:
       return std::string("stop_machine: ") + stop_state_name(pc.seen == StopState::none ? StopState::prepare : pc.seen);

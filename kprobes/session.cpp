@@ -252,7 +252,9 @@ std::string ProbeSession::how_summary() const {
                     (e.rethook() ? "rethook" : "trampoline breakpoint") + "\n";
   for (const auto& p : probes_) {
     const Kprobe& kp = p->rp ? p->rp->kp : *p->kp;
-    out += "  " + p->spec.event + ": ";
+    char where[32];
+    std::snprintf(where, sizeof where, "0x%" PRIx64, p->spec.addr);
+    out += "  " + p->spec.event + " at " + (p->spec.has_addr ? std::string(where) : p->spec.symbol) + ": ";
     if (p->removed || !kp.rec || !kp.rec->point) {
       out += "removed\n";
       continue;

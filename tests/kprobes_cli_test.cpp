@@ -228,7 +228,7 @@ TEST_CASE("The run summary says how the probes ran: modes, and each probe optimi
   CHECK_THAT(b.out, Catch::Contains("kprobes: modern stepping, rcu locking, patching text_poke, booster on, jump optimization "
                              "off, kretprobe return by rethook\n"));
   std::smatch m;
-  REQUIRE(std::regex_search(b.out, m, std::regex(R"(  p_do_fork_0: stepped out of line in its slot, (\d+) hits boosted)")));
+  REQUIRE(std::regex_search(b.out, m, std::regex(R"(  p_do_fork_0 at do_fork: stepped out of line in its slot, (\d+) hits boosted)")));
   std::smatch h;
   REQUIRE(std::regex_search(b.out, h, std::regex(R"(do_fork: hits (\d+), nmissed)")));
   CHECK(std::stoull(m[1].str()) > 0);
@@ -237,12 +237,12 @@ TEST_CASE("The run summary says how the probes ran: modes, and each probe optimi
   ProcessResult nb = run_ksim({"run", "-q", "--isa", "x86", "--cpus", "2", "--probe", "p do_fork",
                                "--kprobes-optimization", "0", "--kprobes-boost", "0"});
   CHECK_THAT(nb.out, Catch::Contains("booster off"));
-  CHECK_THAT(nb.out, Catch::Contains("  p_do_fork_0: stepped out of line in its slot\n"));
+  CHECK_THAT(nb.out, Catch::Contains("  p_do_fork_0 at do_fork: stepped out of line in its slot\n"));
   // Optimization on (the default): the jump, as debugfs kprobes/list says.
   for (const char* isa : {"x86", "rv64"}) {
     ProcessResult o = run_ksim({"run", "-q", "--isa", isa, "--cpus", "2", "--probe", "p do_fork", "--probes-list"});
     CHECK_THAT(o.out, Catch::Contains("[OPTIMIZED]"));
-    CHECK_THAT(o.out, Catch::Contains("  p_do_fork_0: jump-optimized"));
+    CHECK_THAT(o.out, Catch::Contains("  p_do_fork_0 at do_fork: jump-optimized"));
   }
   // The 2.6.9 configuration: the spinlock, nothing boosted or optimized.
   ProcessResult s = run_ksim({"run", "-q", "--cpus", "2", "--probe", "p do_fork", "--kprobes-locking", "spinlock",

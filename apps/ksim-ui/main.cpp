@@ -66,9 +66,10 @@ void open_race(const po::variables_map& vm, const std::string& name, const std::
   r.pc = outcome.violated ? outcome.pc : 0;
   r.mark = outcome.mark;
   app.race = r;
-  if (vm.count("at"))
+  if (vm.count("at")) {
     d->go_to_cycle(vm["at"].as<U64>().v);
-  else if (outcome.violated)
+    app.at = vm["at"].as<U64>().v;
+  } else if (outcome.violated)
     d->go_to_cycle(outcome.cycle);
   out.d = std::move(d);
 }
@@ -233,7 +234,10 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
   } catch (const std::runtime_error& e) {  // a refused --probe, --probe-action or --probe-script
     throw UsageError{e.what()};
   }
-  if (vm.count("at")) d->go_to_cycle(at_opt.v);
+  if (vm.count("at")) {
+    d->go_to_cycle(at_opt.v);
+    app.at = at_opt.v;
+  }
   opened.d = std::move(d);
   opened.app = app;
   return true;

@@ -457,8 +457,37 @@ const std::map<std::string, Check>& checks() {
         });
     t["build/apps/ksim-ui/ksim-ui --race torn-write --variant broken --seed 1 --width 1920 --height 1080 --font-scale 1.5"]
         .timeout_s = 300;
+    // "Two runs side by side": where each opens, what differs there.
+    t["build/apps/ksim-ui/ksim-ui --race torn-write --variant correct --seed 1 --compare variant=broken"] =
+        ui("wait 2\nprint compare\nprint position\nquit\n", [](const Ran& r) {
+          CHECK(r.out().find("compare: first difference at event 85, cycle 207919\n") != std::string::npos);
+          CHECK(r.out().find("probe operation: text_poke_bp ksim_patch_site") != std::string::npos);
+          CHECK(r.out().find("probe operation: write ksim_patch_site one byte at a time") != std::string::npos);
+          CHECK(r.out().find("compare-b-run: violation at cycle 208587 by CPU 2") != std::string::npos);
+          CHECK(grab(r.out(), "position: cycle (\\d+) ") == "207919");
+        });
+    t["build/apps/ksim-ui/ksim-ui --race torn-write --variant correct --seed 1 --compare variant=broken"].timeout_s = 300;
+    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --compare kprobes-locking=spinlock"] =
+        ui("wait 2\nprint compare\nquit\n", [](const Ran& r) {
+          CHECK(r.out().find("compare: first difference at event 20, cycle 76885\n") != std::string::npos);
+          CHECK(r.out().find("compare-a: cycle 76885, CPU 0: probe KPROBE_HIT_ACTIVE at do_fork") != std::string::npos);
+          CHECK(r.out().find("compare-b: cycle 76885, CPU 0: probe kprobe_lock-acquire at do_fork") != std::string::npos);
+        });
+    // "taken by": ten PNGs, at both sizes (the folder is the test's).
+    t["scripts/screenshots.sh"] = ok([](const Ran& r) {
+      for (const char* n : {"probe-hit", "stop-machine", "race-torn-write", "compare", "detour-buffer"})
+        for (const char* suffix : {"", "-1080p"}) {
+          std::ifstream png(r.dir / "shots" / (std::string(n) + suffix + ".png"), std::ios::binary);
+          unsigned char h[24] = {};
+          png.read(reinterpret_cast<char*>(h), 24);
+          INFO(n << suffix);
+          CHECK((h[16] << 24 | h[17] << 16 | h[18] << 8 | h[19]) == (*suffix ? 1920 : 1280));
+          CHECK((h[20] << 24 | h[21] << 16 | h[22] << 8 | h[23]) == (*suffix ? 1080 : 800));
+        }
+    });
+    t["scripts/screenshots.sh"].timeout_s = 300;
     t["build/apps/ksim-ui/ksim-ui --help"] = ok([](const Ran& r) {
-      for (const char* o : {"--script", "--race", "--at", "--ini", "--width", "--font-scale", "--layout"})
+      for (const char* o : {"--script", "--race", "--at", "--ini", "--width", "--font-scale", "--layout", "--compare"})
         CHECK(r.out().find(o) != std::string::npos);
     });
     // --- FIG4.md ------------------------------------------------------------------
@@ -503,6 +532,7 @@ std::string localise(std::string cmd, const Check& c, const fs::path& dir) {
   }
   if (cmd.find("-plot.sh") != std::string::npos || cmd.find("probe-overhead.sh") != std::string::npos)
     cmd += " " + (dir / "plot.png").string();
+  if (cmd.find("screenshots.sh") != std::string::npos) cmd += " " + (dir / "shots").string();
   return cmd;
 }
 

@@ -43,9 +43,11 @@ std::string slot_note(const std::string& event, const kprobes::ProbeInsn& in, ui
                       const SymbolTable& syms) {
   const uint64_t off = pc - slot;
   const std::string of = "slot of " + syms.format(in.addr) + " (" + event + "): ";
+  std::string text = in.text;  // (the disassembly's tab, as a space in a sentence)
+  std::replace(text.begin(), text.end(), '\t', ' ');
   const char* bp = isa == Isa::x86_64 ? "int3" : "ebreak";
   if (off < in.len)
-    return of + "the copy of `" + in.text + "`, run here out of line (KPROBE_HIT_SS)";
+    return of + "the copy of `" + text + "`, run here out of line (KPROBE_HIT_SS)";
   if (off == in.len && in.boostable == 1 && in.slot_len > in.len)
     return of + "the jump back to " + syms.format(in.addr + in.len) +
            " after the copy (boosted: no trap ends the step)";

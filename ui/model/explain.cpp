@@ -87,6 +87,7 @@ std::string fsm_state_line(Debugger& d, int cpu, FsmNode state) {
              (p ? pre_handler(*p) : std::string("the probe's pre_handler"));
     case FsmNode::hit_ss: {
       std::string insn = pt ? "`" + pt->insn.text + "`" : std::string("the probed instruction");
+      std::replace(insn.begin(), insn.end(), '\t', ' ');
       if (pt && !pt->slot) return "KPROBE_HIT_SS: " + insn + " is emulated by the kernel (simulate_*), no slot";
       const std::string slot = pt ? " at " + m.symbols().format(pt->slot) : std::string();
       std::string end = classic ? "RFLAGS.TF raises a debug trap after it (classic single-step)"
@@ -123,20 +124,33 @@ std::string stop_machine_line(Debugger& d) {
   std::string s = std::string("stop_machine (") + kprobes::patching_name(pat.mode()) + "): " +
                   kprobes::stop_state_name(v.state) + ", " + std::to_string(v.thread_ack) + " of " +
                   std::to_string(v.num) + " acks to come (the state moves on when every stopper has acked it).";
-  // The CPUs by the state they act on.
-  for (int k = 0; k <= static_cast<int>(kprobes::StopState::exit); ++k) {
+  // The CPUs by the state they act on; one with no protocol work is not in
+  // its stopper yet, or has left it after EXIT.
+  std::string waiting, left;
+  for (int c = 0; c < m.cpu_count(); ++c) {
+    if (!pat.doing(c).empty()) continue;
+    const bool gone = v.state == kprobes::StopState::exit && pat.stop_seen(c) == kprobes::StopState::exit;
+    (gone ? left : waiting) += (gone ? (left.empty() ? "" : ", ") : (waiting.empty() ? "" : ", ")) + std::to_string(c);
+  }
+  for (int k = 1; k <= static_cast<int>(kprobes::StopState::exit); ++k) {
     const auto st = static_cast<kprobes::StopState>(k);
     std::string cpus;
     for (int c = 0; c < m.cpu_count(); ++c)
-      if (pat.stop_seen(c) == st) cpus += (cpus.empty() ? "" : ", ") + std::to_string(c);
+      if (!pat.doing(c).empty() && pat.stop_seen(c) == st) cpus += (cpus.empty() ? "" : ", ") + std::to_string(c);
     if (cpus.empty()) continue;
-    if (st == kprobes::StopState::none)
-      s += " Not yet in its stopper (its IPI not taken yet): CPU " + cpus + ".";
-    else if (st == v.state)
+    if (st == v.state)
       s += std::string(" On ") + kprobes::stop_state_name(st) + ": CPU " + cpus + ".";
     else
       s += std::string(" Still on ") + kprobes::stop_state_name(st) + " (has not seen the move yet): CPU " + cpus + ".";
   }
+  // A CPU whose stopper has not run yet in this stop_machine (seen none).
+  std::string fresh;
+  for (int c = 0; c < m.cpu_count(); ++c)
+    if (!pat.doing(c).empty() && pat.stop_seen(c) == kprobes::StopState::none)
+      fresh += (fresh.empty() ? "" : ", ") + std::to_string(c);
+  if (!fresh.empty()) waiting += (waiting.empty() ? "" : ", ") + fresh;
+  if (!waiting.empty()) s += " Not yet in its stopper (its IPI not taken yet): CPU " + waiting + ".";
+  if (!left.empty()) s += " Left its stopper after EXIT: CPU " + left + ".";
   return s;
 }
 

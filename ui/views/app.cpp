@@ -438,7 +438,7 @@ int run_app(Debugger& d, const AppOptions& o, Debugger* other) {
       s.compare_b_note = o.compare->b_note;
     }
     s.diff = first_difference(d, *other);
-    d.go_to_cycle(s.diff.found ? s.diff.cycle : 0);
+    d.go_to_cycle(o.at ? *o.at : s.diff.found ? s.diff.cycle : 0);
     if (s.diff.found && s.diff.cpu >= 0 && s.diff.cpu < d.world().machine().cpu_count()) s.selected_cpu = s.diff.cpu;
   }
   if (o.race) {

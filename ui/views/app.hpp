@@ -38,6 +38,7 @@ struct AppOptions {
     std::string a_note, b_note;  // a race's outcome in each run, "" otherwise
   };
   std::optional<Compare> compare;
+  std::optional<uint64_t> at;  // --at: where to open (a comparison otherwise opens at the first difference)
 };
 
 // Runs until the window closes or the script quits. Returns the exit
