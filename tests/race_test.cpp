@@ -154,7 +154,8 @@ TEST_CASE("dcr-interrupted: the CPU caught is the caller, stopped inside the reg
           "[race]") {
   const race::Scenario* s = race::find("dcr-interrupted");
   REQUIRE(s);
-  const std::regex how(R"(^cycle \d+: cpu 0 executes 0x[0-9a-f]+, inside the jump the optimizer writes over )"
+  const std::regex how(R"(^cycle \d+: cpu 0 executes fib_recursive\+0x[0-9a-f]+ \(kernel/workload\.c:\d+\), )"
+                       R"(inside the jump the optimizer writes over )"
                        R"(fib_recursive \(since cycle (\d+)\); cpu 0 was stopped there by an interrupt \(vector 253\) )"
                        R"(at cycle (\d+)$)");
   int caught = 0;
@@ -253,7 +254,7 @@ TEST_CASE("slot-reuse: a CPU stepping in a slot handed to another probe executes
           CHECK_FALSE(out.violated);
         } else {
           CHECK(out.violated);
-          CHECK(std::regex_search(out.violation, std::regex(R"(: cpu 0 wrote slot 0x[0-9a-f]+ \(slot-(write|free)\) while cpu [1-9]\d*, sent there by the probe on fib_recursive, had yet to execute its copy [0-9a-f ]+: it executes [0-9a-f ]+ instead$)")));
+          CHECK(std::regex_search(out.violation, std::regex(R"(: cpu 0 wrote slot 0x[0-9a-f]+ \(slot-(write|free)\) while cpu [1-9]\d*, sent there by the probe on fib_recursive \(kernel/workload\.c:\d+\), had yet to execute its copy [0-9a-f ]+: it executes [0-9a-f ]+ instead$)")));
         }
       }
       CHECK(done);
