@@ -45,7 +45,7 @@ void draw_fsm(ViewState& s) {
   // The diagram gets the larger part of the window; its least height fits
   // three rows of boxes with the labels between (twelve lines of text).
   const float w = ImGui::GetContentRegionAvail().x;
-  const float h = std::max(12 * ImGui::GetTextLineHeight(), ImGui::GetContentRegionAvail().y * 0.6f);
+  const float h = std::max(12 * ImGui::GetTextLineHeight(), ImGui::GetContentRegionAvail().y * 0.5f);
   ImGui::InvisibleButton("diagram", ImVec2(w, h));
   s.note("diagram");
   ImDrawList* dl = ImGui::GetWindowDrawList();

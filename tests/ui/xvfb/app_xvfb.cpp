@@ -501,7 +501,7 @@ uint64_t first_trace_difference(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-TEST_CASE("--compare: two runs from their first difference, as their traces show it; stepping moves both",
+TEST_CASE("Compare: two runs from their first difference, as their traces show it; stepping moves both",
           "[ui][xvfb][compare]") {
   struct Case {
     std::vector<std::string> a;     // the first run's options
@@ -549,7 +549,7 @@ TEST_CASE("--compare: two runs from their first difference, as their traces show
   }
 }
 
-TEST_CASE("--compare: a race's correct and broken variants at one seed, and bad comparisons refused",
+TEST_CASE("Compare: a race's correct and broken variants at one seed, and bad comparisons refused",
           "[ui][xvfb][compare]") {
   ProcessResult r = ui("wait 2\nprint compare\nprint code\nprint clipped\nquit\n",
                        {"--race", "torn-write", "--variant", "correct", "--seed", "1", "--compare", "variant=broken"});
