@@ -7,11 +7,13 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
 
 #include "sim/checkpoint.hpp"
+#include "sim/elf/source_text.hpp"
 #include "support/images.hpp"
 #include "cpu/hex.hpp"
 #include "support/ksim_cli.hpp"
@@ -295,4 +297,29 @@ TEST_CASE("ksim disasm -S on an image without line information says so and lists
   ProcessResult plain = test::run_ksim({"disasm", "--elf", again});
   std::remove(again.c_str());
   CHECK(plain.out == r.out);
+}
+
+TEST_CASE("Source files: only regular files, and not beyond the limit (a hostile image's DWARF may name any path)",
+          "[lines]") {
+  SourceFiles f;
+  CHECK(f.line("/dev/zero", 1) == nullptr);  // endless: not read
+  CHECK(f.line("/dev/urandom", 1) == nullptr);
+  char dir[] = "/tmp/ksim_src_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/fifo", big = std::string(dir) + "/big.c",
+                    ok = std::string(dir) + "/ok.c";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(f.line(fifo, 1) == nullptr);  // would block: not opened
+  { std::ofstream(big).close(); }
+  REQUIRE(truncate(big.c_str(), (16 << 20) + 1) == 0);  // one byte over
+  CHECK(f.line(big, 1) == nullptr);
+  std::ofstream(ok) << "int x;\n\treturn;\n";
+  REQUIRE(f.line(ok, 2) != nullptr);
+  CHECK(*f.line(ok, 2) == "        return;");  // the tab expanded
+  CHECK(f.line(ok, 3) == nullptr);
+  CHECK(f.line_count(ok) == 2);
+  std::remove(fifo.c_str());
+  std::remove(big.c_str());
+  std::remove(ok.c_str());
+  rmdir(dir);
 }

@@ -36,7 +36,7 @@ void open_race(const po::variables_map& vm, const std::string& name, const std::
   if (variant != "correct" && variant != "broken") throw UsageError{"--race needs --variant correct or broken"};
   for (const char* o : {"elf", "probe", "probe-script", "probe-action", "kprobes-mode", "kprobes-locking",
                         "kprobes-patching", "kprobes-boost", "kprobes-optimization", "kprobes-rethook",
-                        "reference-schedule", "quantum"})
+                        "reference-schedule", "quantum", "code-model"})
     if (vm.count(o) && !vm[o].defaulted()) throw UsageError{std::string("--") + o + " does not go with --race"};
   race::Options o;
   o.isa = vm["isa"].defaulted() ? (sc->x86 ? Isa::x86_64 : Isa::rv64) : parse_isa(isa_text);
@@ -128,7 +128,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
       ("layout", po::value(&layout_name), ("the windows one lesson needs, placed and zoomed: " + ui::layout_names() +
                                             " (default: race with --race, else overview)").c_str());
   po::variables_map vm;
-  if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm)) return false;
+  if (!parse_options(args, "usage: ksim-ui [options]", opts, nullptr, vm, /*exact=*/true)) return false;
   const bool reference = vm.count("reference-schedule") > 0;
   const Isa isa = parse_isa(isa_name);
   if (cpus < 1 || cpus > 64) throw UsageError{"--cpus must be between 1 and 64"};
@@ -297,7 +297,11 @@ int ui_main(const std::vector<std::string>& args) {
   if (eq == std::string::npos || value.empty() ||
       std::none_of(std::begin(kComparable), std::end(kComparable), [&](const char* n) { return name == n; }))
     throw UsageError{"--compare takes OPTION=VALUE, OPTION one of " + names};
-  if (name == "variant" && value_of(args, "race").empty()) throw UsageError{"--compare variant=... needs --race"};
+  const bool race = !value_of(args, "race").empty();
+  if (name == "variant" && !race) throw UsageError{"--compare variant=... needs --race"};
+  // A race's run is its scenario's: only its variant and seed can differ.
+  if (race && name != "variant" && name != "seed")
+    throw UsageError{"--compare " + name + "=...: with --race only variant or seed can differ"};
   const std::string before = value_of(args, name);
   if (before == value || (before.empty() && default_of(name) == value))
     throw UsageError{"--compare " + compare + ": the first run has that already"};

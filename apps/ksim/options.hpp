@@ -51,12 +51,16 @@ inline void validate(boost::any& out, const std::vector<std::string>& values, U6
 }
 
 // Returns false when --help was given (help already printed).
+// `exact`: option names only as written in full (no unambiguous prefix
+// taken for the name, which ksim-ui's --compare, rewriting the command
+// line, needs).
 inline bool parse_options(const std::vector<std::string>& args, const char* usage_line,
                           po::options_description& opts, po::positional_options_description* pos,
-                          po::variables_map& vm) {
+                          po::variables_map& vm, bool exact = false) {
   opts.add_options()("help,h", "show this help");
   try {
     auto parser = po::command_line_parser(args).options(opts);
+    if (exact) parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (pos) parser.positional(*pos);
     po::store(parser.run(), vm);
     po::notify(vm);

@@ -19,6 +19,8 @@ struct DwarfCloser {
 // Refusal limit for a restored table: far above a guest's (the kernel has
 // about 6,000 rows) and keeps a hostile checkpoint from allocating much.
 constexpr uint64_t kMaxRows = 1u << 22;
+// A line number a compiler writes (DWARF's are unsigned; libdw gives int).
+constexpr uint32_t kMaxLine = 1u << 30;
 
 }  // namespace
 
@@ -59,7 +61,7 @@ LineTable LineTable::read(Elf* elf, const std::vector<std::pair<uint64_t, uint64
       have_open = false;
       if (end_seq) continue;
       const char* src = dwarf_linesrc(l, nullptr, nullptr);
-      if (src == nullptr || lineno <= 0) continue;
+      if (src == nullptr || lineno <= 0 || static_cast<uint32_t>(lineno) > kMaxLine) continue;
       auto [it, added] = file_index.try_emplace(src, static_cast<uint32_t>(t.files_.size()));
       if (added) t.files_.emplace_back(src);
       // Several rows at one address: the last one is the line that runs
@@ -153,7 +155,9 @@ LineTable LineTable::restore(Reader& r) {
     row.end = r.u64();
     row.loc.file = r.u32();
     row.loc.line = r.u32();
-    if (row.end <= row.addr || row.addr < last_end || row.loc.file >= nf) r.fail("bad line row");
+    if (row.end <= row.addr || row.addr < last_end || row.loc.file >= nf || row.loc.line == 0 ||
+        row.loc.line > kMaxLine)
+      r.fail("bad line row");
     last_end = row.end;
     t.rows_.push_back(row);
   }

@@ -1,5 +1,6 @@
 #include "sim/elf/source_text.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -8,7 +9,7 @@ namespace ksim {
 namespace {
 
 // A source file bigger than this is not a guest's C file: not shown.
-constexpr std::streamoff kMaxSourceBytes = 16 << 20;
+constexpr std::streamsize kMaxSourceBytes = 16 << 20;
 
 std::string expand_tabs(const std::string& s) {
   std::string out;
@@ -26,13 +27,23 @@ std::string expand_tabs(const std::string& s) {
 const std::vector<std::string>* SourceFiles::load(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) {
+    // Only a regular file, read up to the limit: a path in a hostile
+    // image's DWARF may name a device (endless) or a FIFO (blocks).
     std::optional<std::vector<std::string>> text;
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (in && in.tellg() >= 0 && in.tellg() <= kMaxSourceBytes) {
-      in.seekg(0);
-      text.emplace();
-      for (std::string l; std::getline(in, l);) text->push_back(expand_tabs(l));
-      if (in.bad()) text.reset();
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    const uint64_t size = !ec && std::filesystem::is_regular_file(st) ? std::filesystem::file_size(path, ec) : 0;
+    if (!ec && std::filesystem::is_regular_file(st) && size <= static_cast<uint64_t>(kMaxSourceBytes)) {
+      std::ifstream in(path, std::ios::binary);
+      std::string bytes(static_cast<size_t>(size), '\0');
+      in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      const auto got = in.gcount();
+      if (!in.bad() && got >= 0) {
+        bytes.resize(static_cast<size_t>(got));
+        text.emplace();
+        std::istringstream lines(bytes);
+        for (std::string l; std::getline(lines, l);) text->push_back(expand_tabs(l));
+      }
     }
     it = files_.emplace(path, std::move(text)).first;
   }

@@ -148,7 +148,7 @@ std::string stop_machine_line(Debugger& d) {
   for (int c = 0; c < m.cpu_count(); ++c)
     if (!pat.doing(c).empty() && pat.stop_seen(c) == kprobes::StopState::none)
       fresh += (fresh.empty() ? "" : ", ") + std::to_string(c);
-  if (!fresh.empty()) waiting += (waiting.empty() ? "" : ", ") + fresh;
+  if (!fresh.empty()) s += " In its stopper (or the caller's job), not yet acting on a state: CPU " + fresh + ".";
   if (!waiting.empty()) s += " Not yet in its stopper (its IPI not taken yet): CPU " + waiting + ".";
   if (!left.empty()) s += " Left its stopper after EXIT: CPU " + left + ".";
   return s;

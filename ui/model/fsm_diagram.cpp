@@ -15,6 +15,25 @@ constexpr float kPadX = 0.45f, kPadY = 0.35f, kGap = 0.2f;
 
 Box grow(const Box& b, float d) { return Box{b.x0 - d, b.y0 - d, b.x1 + d, b.y1 + d}; }
 
+// Whether the segment (x0,y0)-(x1,y1) passes through box b (Liang-Barsky
+// clipping of the segment against the box).
+bool crosses(float x0, float y0, float x1, float y1, const Box& b) {
+  float t0 = 0, t1 = 1;
+  const float dx = x1 - x0, dy = y1 - y0;
+  const float p[4] = {-dx, dx, -dy, dy}, q[4] = {x0 - b.x0, b.x1 - x0, y0 - b.y0, b.y1 - y0};
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] == 0) {
+      if (q[i] < 0) return false;  // parallel and outside
+      continue;
+    }
+    const float r = q[i] / p[i];
+    if (p[i] < 0) t0 = std::max(t0, r);
+    else t1 = std::min(t1, r);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -90,9 +109,10 @@ FsmDiagram arrange(const FsmArrangement& arr, float w, float h, const MeasureTex
     d.arrows.push_back(a);
   }
 
-  // Labels: the first place along the arrow, on its own side first (a
-  // pair's labels then fall on opposite sides), clear of every box, every
-  // label placed before it and the canvas edge.
+  // Labels: the first place along the arrow, its own side before the
+  // other (a pair's labels then fall on opposite sides), clear of every
+  // box, every label placed before it, every other arrow and the canvas
+  // edge.
   static const float kAlong[] = {0.5f, 0.4f, 0.6f, 0.3f, 0.7f, 0.2f, 0.8f, 0.1f, 0.9f};
   for (FsmArrow& a : d.arrows) {
     const TextSize ts = measure(a.edge.label);
@@ -102,22 +122,24 @@ FsmDiagram arrange(const FsmArrangement& arr, float w, float h, const MeasureTex
     // clear it, whatever the line's direction.
     const float clear_d = std::fabs(nx) * ts.w / 2 + std::fabs(ny) * ts.h / 2 + gap;
     bool placed = false;
-    for (int far = 0; far < 6 && !placed; ++far) {
+    for (int pass = 0; pass < 12 && !placed; ++pass) {
+      const float side = pass < 6 ? 1.0f : -1.0f;
+      const int far = pass % 6;
       for (float t : kAlong) {
-        for (float side : {1.0f, -1.0f}) {
-          const float mx = a.x0 + dx * t + nx * side * (clear_d + far * line);
-          const float my = a.y0 + dy * t + ny * side * (clear_d + far * line);
-          const Box b{mx - ts.w / 2, my - ts.h / 2, mx + ts.w / 2, my + ts.h / 2};
-          if (!b.inside(d.canvas)) continue;
-          bool free = true;
-          for (const Box& o : taken) free = free && !b.intersects(o);
-          if (!free) continue;
-          a.label = b;
-          taken.push_back(grow(b, gap));
-          placed = true;
-          break;
-        }
-        if (placed) break;
+        const float mx = a.x0 + dx * t + nx * side * (clear_d + far * line);
+        const float my = a.y0 + dy * t + ny * side * (clear_d + far * line);
+        const Box b{mx - ts.w / 2, my - ts.h / 2, mx + ts.w / 2, my + ts.h / 2};
+        if (!b.inside(d.canvas)) continue;
+        bool free = true;
+        for (const Box& o : taken) free = free && !b.intersects(o);
+        const Box clear_of = grow(b, gap);
+        for (const FsmArrow& other : d.arrows)
+          free = free && (&other == &a || !crosses(other.x0, other.y0, other.x1, other.y1, clear_of));
+        if (!free) continue;
+        a.label = b;
+        taken.push_back(grow(b, gap));
+        placed = true;
+        break;
       }
     }
     if (!placed) {

@@ -439,6 +439,8 @@ int run_app(Debugger& d, const AppOptions& o, Debugger* other) {
     }
     s.diff = first_difference(d, *other);
     d.go_to_cycle(o.at ? *o.at : s.diff.found ? s.diff.cycle : 0);
+    other->go_to_cycle(d.here());  // B at A's cycle before the first frame
+    s.b_synced = d.moves();
     if (s.diff.found && s.diff.cpu >= 0 && s.diff.cpu < d.world().machine().cpu_count()) s.selected_cpu = s.diff.cpu;
   }
   if (o.race) {

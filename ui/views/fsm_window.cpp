@@ -45,14 +45,25 @@ void draw_fsm(ViewState& s) {
   // The diagram gets the larger part of the window; its least height fits
   // three rows of boxes with the labels between (twelve lines of text).
   const float w = ImGui::GetContentRegionAvail().x;
-  const float h = std::max(12 * ImGui::GetTextLineHeight(), ImGui::GetContentRegionAvail().y * 0.5f);
+  float h = std::max(12 * ImGui::GetTextLineHeight(), ImGui::GetContentRegionAvail().y * 0.5f);
+  const MeasureText measure = [](const char* t) {
+    const ImVec2 z = ImGui::CalcTextSize(t);
+    return TextSize{z.x, z.y};
+  };
+  // A narrow canvas needs more height for its labels to find clear places
+  // (layout_test.cpp): grow it, up to 24 lines; the window scrolls.
+  FsmDiagram g = fsm_diagram(w, h, measure);
+  for (float more = h; !g.clear && more < 24 * ImGui::GetTextLineHeight();) {
+    more += 2 * ImGui::GetTextLineHeight();
+    FsmDiagram taller = fsm_diagram(w, more, measure);
+    if (taller.clear) {
+      g = std::move(taller);
+      h = more;
+    }
+  }
   ImGui::InvisibleButton("diagram", ImVec2(w, h));
   s.note("diagram");
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const FsmDiagram g = fsm_diagram(w, h, [](const char* t) {
-    const ImVec2 z = ImGui::CalcTextSize(t);
-    return TextSize{z.x, z.y};
-  });
   s.fsm_w = w;
   s.fsm_h = h;
   s.fsm_clear = g.clear;

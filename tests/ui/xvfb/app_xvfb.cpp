@@ -564,12 +564,16 @@ TEST_CASE("Compare: a race's correct and broken variants at one seed, and bad co
   CHECK_THAT(r.out, Catch::Contains("clipped: none\n"));
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"--compare", "kprobes-locking"}, {"--compare", "cpus=2"},
-        {"--compare", "variant=broken"}, {"--compare", "kprobes-locking=rcu"}}) {
+        {"--compare", "variant=broken"}, {"--compare", "kprobes-locking=rcu"},
+        // With a race, only its variant or seed can differ; names in full.
+        {"--race", "torn-write", "--variant", "broken", "--compare", "code-model=strict"},
+        {"--compar", "quantum=4"}}) {
     std::vector<std::string> argv = {KSIM_UI_BIN};
     argv.insert(argv.end(), bad.begin(), bad.end());
     ProcessResult e = run_process(argv);
-    INFO(bad[1] << ": " << e.err);
+    INFO(bad.back() << ": " << e.err);
     CHECK(e.status == 2);
-    CHECK_THAT(e.err, Catch::StartsWith("ksim-ui: --compare"));
+    CHECK_THAT(e.err, Catch::StartsWith(bad[0] == "--compar" ? "ksim-ui: unrecognised option '--compar'"
+                                                             : "ksim-ui: --compare"));
   }
 }
