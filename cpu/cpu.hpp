@@ -26,6 +26,9 @@ class Cpu {
   // host component such as the kprobes engine does on its behalf).
   virtual void add_cycles(uint64_t n) = 0;
   virtual uint64_t instret() const = 0;
+  // Timing model v2: loads and stores that hit this CPU's L1 data cache
+  // (the rest are counted by the MemorySystem).
+  virtual uint64_t l1_hits() const = 0;
   // Runs until the CPU's cycle count reaches `until` or the run is asked to
   // stop; returns early when the CPU is idle (waiting for an interrupt).
   virtual void run(uint64_t until) = 0;

@@ -31,6 +31,10 @@ void write_config(Writer& w, const MachineConfig& c) {
   w.u64(c.quantum);
   w.u64(c.seed);
   w.u8(static_cast<uint8_t>(c.code_model));
+  // Timing model v2: the profile itself, so a checkpoint of a machine made
+  // from a profile file restores without the file.
+  w.boolean(c.profile != nullptr);
+  if (c.profile) w.str(c.profile->text);
 }
 
 MachineConfig read_config(Reader& r) {
@@ -49,6 +53,14 @@ MachineConfig read_config(Reader& r) {
   const uint8_t model = r.u8();
   if (model > static_cast<uint8_t>(CodeModel::strict)) r.fail("unknown code model");
   c.code_model = static_cast<CodeModel>(model);
+  if (r.boolean()) {
+    const std::string text = r.str();
+    try {
+      c.profile = std::make_shared<const MachineProfile>(parse_machine_profile(text, "checkpoint's machine profile"));
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what());
+    }
+  }
   return c;
 }
 
@@ -105,8 +117,10 @@ void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes, bool trusted
   MachineConfig c = read_config(r);
   const MachineConfig& mc = m.config();
   if (c.isa != mc.isa || c.cpus != mc.cpus || c.ram_size != mc.ram_size || c.quantum != mc.quantum ||
-      c.seed != mc.seed || c.code_model != mc.code_model)
-    throw InputError("checkpoint: made for a different machine (ISA, CPUs, RAM, quantum, seed or code model differ)");
+      c.seed != mc.seed || c.code_model != mc.code_model || (c.profile != nullptr) != (mc.profile != nullptr) ||
+      (c.profile && c.profile->text != mc.profile->text))
+    throw InputError(
+        "checkpoint: made for a different machine (ISA, CPUs, RAM, quantum, seed, code model or timing model differ)");
   r.u64();  // trace hash: read by the caller through read_checkpoint_header
   m.restore_state(r);
 }

@@ -15,7 +15,7 @@
 
 namespace ksim {
 
-inline constexpr uint32_t kCheckpointVersion = 5;  // 5: the image's source lines
+inline constexpr uint32_t kCheckpointVersion = 6;  // 6: timing model v2 (profile, caches)
 
 // `trace_hash` is stored so a restored run can continue the same hash.
 std::vector<uint8_t> save_checkpoint(const Machine& m, uint64_t trace_hash = 0);

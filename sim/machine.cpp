@@ -28,6 +28,14 @@ Machine::Machine(const MachineConfig& cfg)
   if (cfg.quantum < 1 || cfg.quantum > kMaxQuantum)
     throw InputError("quantum must be between 1 and " + std::to_string(kMaxQuantum) + " cycles");
   owners_ = std::make_unique<PageOwners>(bus_, cfg.cpus);
+  if (cfg.profile) {
+    const bool x86 = cfg.isa == Isa::x86_64;
+    if (cfg.profile->isa != (x86 ? "x86" : "rv64"))
+      throw InputError("machine profile " + cfg.profile->name + " describes an " + cfg.profile->isa + " core, not " +
+                       (x86 ? "x86" : "rv64"));
+    memsys_ = std::make_unique<MemorySystem>(*cfg.profile, cfg.cpus, cfg.seed);
+    memsys_->connect(owners_.get());
+  }
   platform_ = cfg.isa == Isa::rv64 ? make_rv64_platform(*this) : make_x86_platform(*this);
   // The host (the kprobes engine, a debugger) reads and writes RAM on
   // behalf of the running CPU, at its clock: CPUs that ran ahead over those
@@ -138,6 +146,50 @@ void Machine::save_state(Writer& w) const {
   }
   platform_->save(w);
   events_.save(w);
+  save_caches(w);
+}
+
+// Timing model v2's caches: per cache the replacement clock and generator
+// and its valid slots (most are invalid), then each CPU's counters.
+void Machine::save_caches(Writer& w) const {
+  if (!memsys_) return;
+  for (Cache* c : const_cast<MemorySystem&>(*memsys_).all_caches()) {
+    const Cache::Raw raw = c->raw();
+    w.u64(*raw.clock);
+    w.u64(*raw.rng);
+    uint64_t valid = 0;
+    for (uint8_t st : *raw.state) valid += st != Cache::kInvalid;
+    w.u64(valid);
+    for (size_t i = 0; i < raw.state->size(); ++i) {
+      if ((*raw.state)[i] == Cache::kInvalid) continue;
+      w.u32(static_cast<uint32_t>(i));
+      w.u64((*raw.lines)[i]);
+      w.u8((*raw.state)[i]);
+      w.u64((*raw.stamp)[i]);
+    }
+  }
+  for (const CacheStats& st : const_cast<MemorySystem&>(*memsys_).all_stats()) w.raw(&st, sizeof st);
+}
+
+void Machine::restore_caches(Reader& r) {
+  if (!memsys_) return;
+  for (Cache* c : memsys_->all_caches()) {
+    const Cache::Raw raw = c->raw();
+    c->clear();
+    *raw.clock = r.u64();
+    *raw.rng = r.u64();
+    const uint64_t valid = r.length(4 + 8 + 1 + 8);
+    for (uint64_t k = 0; k < valid; ++k) {
+      const uint32_t i = r.u32();
+      if (i >= raw.state->size()) r.fail("cache slot out of range");
+      (*raw.lines)[i] = r.u64();
+      const uint8_t st = r.u8();
+      if (st == Cache::kInvalid || st > kMesiM) r.fail("bad cache line state");
+      (*raw.state)[i] = st;
+      (*raw.stamp)[i] = r.u64();
+    }
+  }
+  for (CacheStats& st : memsys_->all_stats()) r.raw(&st, sizeof st);
 }
 
 void Machine::restore_state(Reader& r) {
@@ -181,6 +233,7 @@ void Machine::restore_state(Reader& r) {
   platform_->restore(r);
   EventStream held;
   held.restore(r);
+  restore_caches(r);
   if (!r.at_end()) r.fail("trailing data");
 
   symbols_ = std::move(syms);

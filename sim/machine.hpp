@@ -24,6 +24,7 @@
 #include "cpu/perturb.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
+#include "mem/cache/memory_system.hpp"
 #include "mem/memory_map.hpp"
 #include "mem/ownership.hpp"
 #include "sim/elf/elf_image.hpp"
@@ -58,6 +59,9 @@ struct MachineConfig {
   bool run_ahead = true;
   // When a CPU's fetch sees a store into code (docs/CODE_MODEL.md).
   CodeModel code_model = CodeModel::relaxed;
+  // Timing model v2's machine (caches, coherence; docs/TIMING.md), or
+  // nullptr for model v1's perfect memory.
+  std::shared_ptr<const MachineProfile> profile;
 };
 
 // What running ahead did in a run (for tests and benchmarks).
@@ -123,6 +127,7 @@ class Machine : private Resolver {
   Bus& bus() { return bus_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
   Cpu& cpu(int i) { return *cpus_[i]; }
+  const Cpu& cpu(int i) const { return *cpus_[static_cast<size_t>(i)]; }
   TrapHookChain& trap_hooks() { return hooks_; }
   // At most one agent (nullptr: none).
   void set_host_agent(HostAgent* a) { agent_ = a; }
@@ -146,6 +151,9 @@ class Machine : private Resolver {
   bool host_device_store(const Accessor& who, uint64_t addr, unsigned size, uint64_t value);
   EventStream& events() { return events_; }
   PageOwners& page_owners() { return *owners_; }
+  // Timing model v2's caches (nullptr under v1).
+  MemorySystem* memory_system() { return memsys_.get(); }
+  const MemorySystem* memory_system() const { return memsys_.get(); }
   const AheadStats& ahead_stats() const { return ahead_stats_; }
   const Perturbation& perturbation() const { return perturb_; }
   const SymbolTable& symbols() const { return symbols_; }
@@ -213,7 +221,10 @@ class Machine : private Resolver {
   SymbolTable symbols_;
   std::shared_ptr<const LineTable> source_lines_ = std::make_shared<LineTable>();
   Perturbation perturb_;
+  void save_caches(Writer& w) const;
+  void restore_caches(Reader& r);
   std::unique_ptr<PageOwners> owners_;
+  std::unique_ptr<MemorySystem> memsys_;  // before platform_: its CPUs point at it
   AheadStats ahead_stats_;
   // Where a run that ends early (power-off, crash, stop) ended: CPUs that
   // ran ahead are put back there.

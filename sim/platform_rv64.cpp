@@ -48,6 +48,7 @@ class Rv64Platform final : public Platform {
     for (int i = 0; i < m.config().cpus; ++i) {
       auto h = std::make_unique<rv64::Hart>(i, m.bus(), clint_, cache_, reservations_, &m.trap_hooks(),
                                             m.perturbation(), m.page_owners(), views_);
+      h->set_memory_system(m.memory_system());
       h->on_trap = [this](const rv64::Hart& hart, const rv64::Hart::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         Event e;
@@ -133,7 +134,7 @@ class Rv64Platform final : public Platform {
         w.u64(v);
       const rv64::Control& c = h->ctl_;
       w.boolean(c.idle);
-      for (uint64_t v : {c.next_stall, c.stall_draws, c.traps, c.instret_at_last_trap}) w.u64(v);
+      for (uint64_t v : {c.next_stall, c.stall_draws, c.traps, c.instret_at_last_trap, c.l1_hits}) w.u64(v);
       w.i32(c.nested_traps);
       w.boolean(reservations_.held(h->id()));
       w.u64(reservations_.address(h->id()));
@@ -174,7 +175,7 @@ class Rv64Platform final : public Platform {
       if (s.mcounteren & ~uint64_t{7}) r.fail("impossible mcounteren");
       rv64::Control& c = h->ctl_;
       c.idle = r.boolean();
-      for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap}) *v = r.u64();
+      for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap, &c.l1_hits}) *v = r.u64();
       c.nested_traps = r.i32();
       bool held = r.boolean();
       uint64_t granule = r.u64();

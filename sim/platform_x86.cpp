@@ -43,6 +43,7 @@ class X86Platform final : public Platform {
     for (int i = 0; i < m.config().cpus; ++i) {
       auto c = std::make_unique<x86::X86Cpu>(i, m.bus(), cache_, lapic_, &m.trap_hooks(), m.perturbation(),
                                               m.page_owners(), views_);
+      c->set_memory_system(m.memory_system());
       c->on_trap = [this](const x86::X86Cpu& cpu, const x86::X86Cpu::TrapRecord& r) {
         if (m_.events().empty()) return;  // nobody listens: skip building events
         m_.events().emit(Event{r.cycle, cpu.id(), r.info.interrupt ? EventKind::interrupt : EventKind::trap,
@@ -118,7 +119,7 @@ class X86Platform final : public Platform {
       w.i32(k.nested_traps);
       // The rep iterations counted as steps, and the seeded stall schedule
       // (as RV64 saves its harts' next_stall and stall_draws).
-      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws}) w.u64(v);
+      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws, k.l1_hits}) w.u64(v);
     }
     w.vec(lapic_.snapshot());
     save_code_views(w, views_, static_cast<int>(cpus_.size()));
@@ -147,6 +148,7 @@ class X86Platform final : public Platform {
       k.rep_iterations = r.u64();
       k.next_stall = r.u64();
       k.stall_draws = r.u64();
+      k.l1_hits = r.u64();
       c->reset_control();
       c->set_control(k);
     }

@@ -15,9 +15,33 @@
 #include "kprobes/session.hpp"
 #include "sim/checkpoint.hpp"
 #include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 #include "sim/trace_writer.hpp"
 
 namespace ksim::cli {
+
+namespace {
+
+// `--stats`: each CPU's memory counters (timing v2), one row per CPU.
+void print_memory_stats(const Machine& m) {
+  const MemorySystem* mem = m.memory_system();
+  if (!mem) {
+    std::printf("memory: timing v1 has no caches (--timing v2 for counters)\n");
+    return;
+  }
+  std::printf("memory (%s): per CPU\n", mem->profile().name.c_str());
+  std::printf("  %-4s %12s %10s %9s %10s %10s %10s %10s %10s %10s %12s\n", "cpu", "l1-hits", "l1-misses", "upgrades",
+              "l2-hits", "l2-misses", "transfers", "invalidate", "writeback", "back-inval", "stall-cycles");
+  for (int c = 0; c < m.cpu_count(); ++c) {
+    const CacheStats& st = mem->stats(c);
+    std::printf("  %-4d %12" PRIu64 " %10" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+                " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n",
+                c, m.cpu(c).l1_hits(), st.l1_misses, st.upgrades, st.l2_hits, st.l2_misses, st.transfers,
+                st.invalidations, st.writebacks, st.back_invalidations, st.stall_cycles);
+  }
+}
+
+}  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ksim run options");
@@ -28,6 +52,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
   int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 1;
   std::string kprobes_patching;
+  std::string timing = "v1", machine_name;
   int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
@@ -46,6 +71,14 @@ int cmd_run(const std::vector<std::string>& args) {
       ("no-run-ahead",
        "exact schedule without CPUs running ahead of each other (same results, slower; for comparison)")
       ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
+      ("timing", po::value(&timing)->default_value("v1"),
+       "timing model (docs/TIMING.md): v1 (a constant per instruction class, perfect memory) or v2 (the caches, "
+       "coherence and latencies of a named machine, see --machine)")
+      ("machine", po::value(&machine_name),
+       "timing v2's machine: sifive-u54 (RV64 default), xeon-e5410 (x86 default), or a profile file "
+       "(machines/*.machine); implies --timing v2")
+      ("stats", "print each CPU's memory counters at the end (timing v2: L1 and L2 hits and misses, transfers, "
+                "invalidations, write-backs, stall cycles)")
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}),
        "stop with exit status 5 when the machine's clock reaches this cycle")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
@@ -137,8 +170,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
   if (probe_cpu < 0 || probe_cpu >= cpus)
     throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
+  if (timing != "v1" && timing != "v2") throw UsageError{"--timing must be v1 or v2"};
+  if (!machine_name.empty() && timing == "v1" && !vm["timing"].defaulted())
+    throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
+  if (!machine_name.empty()) timing = "v2";
   if (!restore.empty())
-    for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model"})
+    for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model", "timing", "machine"})
       if (vm.count(o) && !vm[o].defaulted())
         throw UsageError{std::string("--") + o + " cannot be combined with --restore: the checkpoint fixes it"};
 
@@ -174,6 +211,7 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.code_model = model;
     cfg.reference_schedule = reference;
     cfg.run_ahead = !vm.count("no-run-ahead");
+    if (timing == "v2") cfg.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }
@@ -310,6 +348,10 @@ int cmd_run(const std::vector<std::string>& args) {
   std::printf("isa: %s, cpus: %d, seed: %" PRIu64 ", quantum: %" PRIu64 "%s\n",
               m.config().isa == Isa::x86_64 ? "x86" : "rv64", m.cpu_count(), m.config().seed, m.config().quantum,
               m.config().reference_schedule ? " (reference schedule)" : "");
+  if (const MemorySystem* mem = m.memory_system())
+    std::printf("timing: v2, machine %s (caches and coherence; docs/TIMING.md)\n", mem->profile().name.c_str());
+  else
+    std::printf("timing: v1 (a constant per instruction class, perfect memory)\n");
   std::printf("instructions: %" PRIu64 "\n", r.instret);
   std::printf("host time: %.3f s (%.1f MIPS)\n", secs, secs > 0 ? r.instret / secs / 1e6 : 0.0);
   if (session) {
@@ -342,6 +384,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   std::printf("cycles: %" PRIu64 "\n", r.cycles);
+  if (vm.count("stats")) print_memory_stats(m);
   std::printf("trace-hash: %s\n", hasher.hex().c_str());
   std::fflush(stdout);
   if (r.end != RunResult::End::poweroff || r.status != 0) {

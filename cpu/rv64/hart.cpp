@@ -82,8 +82,11 @@ void Hart::loop_fast() {
   while (cycle < stop_) {
     Next r;
     ChainClock start;
-    if (cycle + fusion::kMaxLeadCycles < stop_) [[likely]] {
-      const uint64_t chain_stop = std::min(stop_ - fusion::kMaxLeadCycles, cycle + kChainCycles);
+    // (lead_slack_: under timing v2 a load of a group may cost more than
+    // its class, by at most the profile's extra hit latency per load.)
+    const uint64_t lead = fusion::kMaxLeadCycles + lead_slack_;
+    if (cycle + lead < stop_) [[likely]] {
+      const uint64_t chain_stop = std::min(stop_ - lead, cycle + kChainCycles);
       start = chain_start(chain_stop - cycle);
       r = ip->fast(*this, ip, start);
     } else {
@@ -100,7 +103,7 @@ void Hart::loop_fast() {
       // stop_ (its first instruction is the least of that); else its first
       // instruction runs alone. (Span > len 0: a fetch-fault entry, alone.)
       const bool cut = ip->span > ip->len && ip->len != 0 &&
-                       (cycle + ip->cycles >= stop_ || cycle + lead_cycles(*ip) >= stop_);
+                       (cycle + ip->cycles + lead_slack_ >= stop_ || cycle + lead_cycles(*ip) + lead_slack_ >= stop_);
       r = (cut ? unfused(*ip) : ip->fast)(*this, ip, start);
     }
     const ChainClock ran = r.clock - start;  // modulo 2^64: the clock may have carried out
@@ -414,7 +417,24 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
     owners_.access(id_, s.cycle, addr, size, !is_load_reserved, grants_.mode);
     if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, grants_.mode, bus_.ram().page_flags(addr));
   }
+  // LR too takes the line exclusive (issue 23, §2), as SiFive's cores do
+  // to make the SC that follows succeed.
+  if (mem_) s.cycle += cache_access(addr, size, true);
   return true;
+}
+
+void Hart::set_memory_system(MemorySystem* m) {
+  mem_ = m;
+  load_extra_[0] = load_extra_[1] = 0;
+  if (!m) return;
+  // The load class already charges its cycles (cpu/timing.hpp); a hit costs
+  // the profile's load-to-use latency, which is never less on the U54.
+  const uint64_t base = timing::kClassCycles[static_cast<int>(timing::Class::load)];
+  const MachineProfile& p = m->profile();
+  load_extra_[0] = static_cast<uint8_t>(p.l1d_latency > base ? p.l1d_latency - base : 0);
+  load_extra_[1] = static_cast<uint8_t>(p.l1d_latency_narrow > base ? p.l1d_latency_narrow - base : 0);
+  // A fused group's first two instructions may both be loads.
+  lead_slack_ = 2 * std::max(load_extra_[0], load_extra_[1]);
 }
 
 void Hart::note_atomic_store(uint64_t addr, unsigned size) {

@@ -18,6 +18,7 @@
 #include "cpu/slice.hpp"
 #include "cpu/trap_hooks.hpp"
 #include "mem/bus.hpp"
+#include "mem/cache/memory_system.hpp"
 #include "mem/ownership.hpp"
 
 namespace ksim::rv64 {
@@ -49,6 +50,10 @@ struct Control {
   uint64_t traps = 0;         // exceptions and interrupts taken (or hooked)
   uint64_t instret_at_last_trap = ~uint64_t{0};
   int32_t nested_traps = 0;
+  // Timing model v2: loads and stores that hit this hart's L1 (counted
+  // here, not in the MemorySystem, so that a put-back takes back the hits
+  // of the work it undoes).
+  uint64_t l1_hits = 0;
 };
 
 class Hart final : public Cpu {
@@ -69,6 +74,7 @@ class Hart final : public Cpu {
   uint64_t cycle() const override { return s.cycle; }
   void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
+  uint64_t l1_hits() const override { return ctl_.l1_hits; }
   void run(uint64_t until) override;
   // Runs at most `steps` steps (an instruction executed, or a trap taken),
   // one at a time on the precise path; returns the steps done.
@@ -189,14 +195,24 @@ class Hart final : public Cpu {
   }
   // Plain-RAM accesses; false sends the instruction to its precise path
   // (devices, faults, and for stores a page someone watches).
+  // Under timing model v2 a miss in the L1 also takes the precise path,
+  // which charges it.
   template <typename T>
-  bool load_ram(uint64_t addr, T& out) const {
+  bool load_ram(uint64_t addr, T& out) {
     uint64_t off = addr - ram_base_;
     if (off > ram_fast_last_) [[unlikely]] return false;
     if (!may_read(off, sizeof(T))) [[unlikely]] return false;
+    if (mem_) {
+      if (!mem_->hit(id_, addr, sizeof(T), false)) return false;
+      ++ctl_.l1_hits;
+    }
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
+  // Cycles an L1 hit of a T-sized load costs beyond the load class's
+  // (timing model v2: the profile's load-to-use latency; 0 under v1).
+  template <typename T>
+  uint64_t load_hit_extra() const { return load_extra_[sizeof(T) < 4]; }
   template <typename T>
   bool store_ram_unwatched(uint64_t addr, T value) {
     uint64_t off = addr - ram_base_;
@@ -204,6 +220,10 @@ class Hart final : public Cpu {
     if (page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift]) [[unlikely]]
       return false;
     if (!may_write(off, sizeof(T))) [[unlikely]] return false;
+    if (mem_) {
+      if (!mem_->hit(id_, addr, sizeof(T), true)) return false;
+      ++ctl_.l1_hits;
+    }
     std::memcpy(ram_ + off, &value, sizeof(T));
     return true;
   }
@@ -213,8 +233,10 @@ class Hart final : public Cpu {
   bool load(uint64_t addr, T& out) {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
+      if (mem_ && !cache_ready(addr, sizeof(T), false)) return sync_stop();
       if (!may_read(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), false, grants_.mode)) [[unlikely]]
         return sync_stop();
+      if (mem_) s.cycle += cache_access(addr, sizeof(T), false) + load_hit_extra<T>();
       std::memcpy(&out, ram_ + off, sizeof(T));
       return true;
     }
@@ -230,15 +252,33 @@ class Hart final : public Cpu {
       // A store into a flagged page is a sync point ahead: stop before the
       // block grant, which would copy the block for a store that is not made.
       const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
+      if (mem_ && !cache_ready(addr, sizeof(T), true)) return sync_stop();
       if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
         return sync_stop();
       if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, grants_.mode)) [[unlikely]]
         return sync_stop();
+      if (mem_) s.cycle += cache_access(addr, sizeof(T), true);
       std::memcpy(ram_ + off, &value, sizeof(T));
       if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
       return true;
     }
     return store_slow(addr, sizeof(T), static_cast<uint64_t>(value));
+  }
+  // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
+  void set_memory_system(MemorySystem* m);
+  MemorySystem* memory_system() const { return mem_; }
+  // A CPU running ahead may only hit in its L1: anything else changes
+  // what other CPUs see and waits for exact order (false: a sync point).
+  bool cache_ready(uint64_t addr, unsigned size, bool write) const {
+    return grants_.mode == AccessMode::exact || mem_->hit(id_, addr, size, write);
+  }
+  // The access's cost beyond an L1 hit, in exact order (0 for a hit).
+  uint64_t cache_access(uint64_t addr, unsigned size, bool write) {
+    if (mem_->hit(id_, addr, size, write)) {
+      ++ctl_.l1_hits;
+      return 0;
+    }
+    return mem_->access(id_, s.cycle, addr, size, write);
   }
   // Atomic memory operations: RAM only, naturally aligned.
   bool amo_check(uint64_t addr, unsigned size, bool is_load_reserved);
@@ -391,6 +431,9 @@ class Hart final : public Cpu {
   TrapInfo loop_first_{}, loop_last_{};
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
+  MemorySystem* mem_ = nullptr;
+  uint8_t load_extra_[2] = {0, 0};  // load_hit_extra: [0] word and wider, [1] byte and halfword
+  uint64_t lead_slack_ = 0;          // what load_extra_ may add to a fused group's lead (loop_fast)
 };
 
 }  // namespace ksim::rv64

@@ -163,7 +163,7 @@ struct Load {
     T v;
     if (!h.load_ram(h.s.x[i->rs1] + static_cast<int64_t>(i->imm), v)) [[unlikely]] return nullptr;
     h.s.x[i->rdw] = extend(v);
-    t += tick(kCycles);
+    t += tick(kCycles) + (h.load_hit_extra<T>() << kRetiredBits);
     return seq<kLen>(i);
   }
   static void exec(Hart& h, const Insn& i) {

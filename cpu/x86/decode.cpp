@@ -221,6 +221,10 @@ Insn decode(const uint8_t* bytes, size_t avail, uint64_t rip) {
   if ((b.exec == exec_push || b.exec == exec_pop) && in.opsize == 2) return in;
   in.exec = b.exec;
   in.cycles = timing::cycles(b.timing);
+  for (unsigned k = 0; k < z.operand_count; ++k)
+    if (ops[k].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[k].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+        (ops[k].actions & ZYDIS_OPERAND_ACTION_MASK_READ))
+      ++in.mem_reads;
   return in;
 }
 

@@ -80,7 +80,7 @@ template <unsigned S>
          ((cpu.s.gpr[f->index] & (0 - static_cast<uint64_t>((f->amode >> 1) & 1))) << f->shift);
 }
 template <unsigned S>
-[[gnu::always_inline]] inline bool ld(const X86Cpu& cpu, uint64_t addr, uint64_t& v) {
+[[gnu::always_inline]] inline bool ld(X86Cpu& cpu, uint64_t addr, uint64_t& v) {
   typename Word<S>::T t;
   if (!cpu.load_ram(addr, t)) return false;
   v = t;

@@ -42,6 +42,9 @@ struct Insn {
   uint8_t rep = 0;         // 0, kRep (rep/repe), kRepne
   bool lock = false;
   uint8_t nops = 0;        // explicit operands
+  // Memory operands it reads, the stack's included (pop, ret): timing
+  // model v2 charges each the profile's L1 hit latency (X86Cpu::decode_at).
+  uint8_t mem_reads = 0;
   Operand op[3];
 };
 inline constexpr uint8_t kRep = 1, kRepne = 2;

@@ -123,8 +123,10 @@ bool X86Cpu::write_mem_operand(const Insn& i, const Operand& o, uint64_t v) {
 bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
+    if (mem_ && !cache_ready(addr, size, false)) return sync_stop();
     if (!may_read(off, size) && !owners_.access(id_, s.cycle, addr, size, false, grants_.mode)) [[unlikely]]
       return sync_stop();
+    if (mem_) s.cycle += cache_access(addr, size, false);
     v = 0;
     std::memcpy(&v, ram_ + off, size);
     return true;
@@ -141,10 +143,12 @@ bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
     // A store into a flagged page is a sync point ahead: stop before the
     // block grant, which would copy the block for a store that is not made.
     const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift];
+    if (mem_ && !cache_ready(addr, size, true)) return sync_stop();
     if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
       return sync_stop();
     if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, grants_.mode)) [[unlikely]]
       return sync_stop();
+    if (mem_) s.cycle += cache_access(addr, size, true);
     std::memcpy(ram_ + off, &v, size);
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
     return true;
@@ -153,6 +157,22 @@ bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
   if (size <= 8 && bus_.store(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "store to unmapped address", true, 0);
   return false;
+}
+
+Insn X86Cpu::decode_at(const uint8_t* bytes, size_t avail, uint64_t rip) const {
+  Insn in = decode(bytes, avail, rip);
+  in.cycles = static_cast<uint8_t>(in.cycles + load_extra_ * in.mem_reads);
+  return in;
+}
+
+void X86Cpu::set_memory_system(MemorySystem* m) {
+  mem_ = m;
+  // Most x86 loads are MOVs, whose class (alu) charges one cycle: a hit
+  // costs the profile's load-to-use latency, the rest of it added here
+  // per memory operand read (until the pipeline model prices each
+  // instruction, issue 25).
+  const uint64_t base = timing::kClassCycles[static_cast<int>(timing::Class::alu)];
+  load_extra_ = m && m->profile().l1d_latency > base ? static_cast<uint8_t>(m->profile().l1d_latency - base) : 0;
 }
 
 uint64_t X86Cpu::msr_read(uint32_t msr, bool& ok) const {
@@ -361,7 +381,7 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
   const Insn* e;
   {
     const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
-    e = &fetch_page_->construct(static_cast<unsigned>(off), decode(ram_ + (rip - ram_base_), avail, rip));
+    e = &fetch_page_->construct(static_cast<unsigned>(off), decode_at(ram_ + (rip - ram_base_), avail, rip));
     fetch_page_->fast[off] = make_fast(*e, rip);
     // An instruction reaching into the next page must be invalidated by
     // stores there too.
@@ -384,7 +404,7 @@ const Insn& X86Cpu::fetch_stale(uint64_t rip) {
   uint8_t bytes[15];
   const size_t n = views_.read(id_, rip, bytes, sizeof bytes);
   if (n == 0) return fetch(rip);  // outside RAM: fetch() faults
-  stale_insn_ = decode(bytes, n, rip);
+  stale_insn_ = decode_at(bytes, n, rip);
   views_.note_fetch(id_, s.cycle, rip, stale_insn_.len);
   return stale_insn_;
 }

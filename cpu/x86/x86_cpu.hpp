@@ -20,6 +20,7 @@
 #include "cpu/trap_hooks.hpp"
 #include "cpu/x86/insn.hpp"
 #include "mem/bus.hpp"
+#include "mem/cache/memory_system.hpp"
 #include "mem/ownership.hpp"
 
 namespace ksim::x86 {
@@ -108,6 +109,22 @@ class X86Cpu final : public Cpu {
   uint64_t cycle() const override { return s.cycle; }
   void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
+  uint64_t l1_hits() const override { return l1_hits_; }
+  // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
+  void set_memory_system(MemorySystem* m);
+  // A CPU running ahead may only hit in its L1: anything else changes
+  // what other CPUs see and waits for exact order (false: a sync point).
+  bool cache_ready(uint64_t addr, unsigned size, bool write) const {
+    return grants_.mode == AccessMode::exact || mem_->hit(id_, addr, size, write);
+  }
+  // The access's cost beyond an L1 hit, in exact order (0 for a hit).
+  uint64_t cache_access(uint64_t addr, unsigned size, bool write) {
+    if (mem_->hit(id_, addr, size, write)) {
+      ++l1_hits_;
+      return 0;
+    }
+    return mem_->access(id_, s.cycle, addr, size, write);
+  }
   void run(uint64_t until) override;
   uint64_t step(uint64_t until, uint64_t steps) override;
   // A step is an instruction retired, a trap taken, or one iteration of a
@@ -157,10 +174,11 @@ class X86Cpu final : public Cpu {
     uint64_t rep_iterations = 0;  // rep iterations that did not retire (steps)
     uint64_t next_stall = ~0ull;  // cycle of the next seeded memory stall
     uint64_t stall_draws = 0;     // generator index for stalls
+    uint64_t l1_hits = 0;         // timing v2: L1 hits (a put-back takes them back)
   };
   Control control() const {
     return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_, rep_iterations_, next_stall_,
-            stall_draws_};
+            stall_draws_, l1_hits_};
   }
   void set_control(const Control& c) {
     halted_ = c.halted;
@@ -171,6 +189,7 @@ class X86Cpu final : public Cpu {
     rep_iterations_ = c.rep_iterations;
     next_stall_ = c.next_stall;
     stall_draws_ = c.stall_draws;
+    l1_hits_ = c.l1_hits;
   }
   // Forgets idling, crash and trap-loop history (for harnesses that reuse
   // one machine to run many independent snippets).
@@ -320,11 +339,17 @@ class X86Cpu final : public Cpu {
   }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
+  // Under timing model v2 a miss in the L1 also takes the precise path,
+  // which charges it.
   template <typename T>
-  bool load_ram(uint64_t addr, T& out) const {
+  bool load_ram(uint64_t addr, T& out) {
     const uint64_t off = addr - ram_base_;
     if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
     if (!may_read(off, sizeof(T))) [[unlikely]] return false;
+    if (mem_) {
+      if (!mem_->hit(id_, addr, sizeof(T), false)) return false;
+      ++l1_hits_;
+    }
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
   }
@@ -340,6 +365,10 @@ class X86Cpu final : public Cpu {
     // Under exact SMP a store into a flagged page may have to put back a
     // CPU running ahead first (PageOwners::flagged_store): precise path.
     if (flagged && owners_.enabled()) [[unlikely]] return 0;
+    if (mem_) {
+      if (!mem_->hit(id_, addr, sizeof(T), true)) return 0;
+      ++l1_hits_;
+    }
     std::memcpy(ram_ + off, &value, sizeof(T));
     return flagged ? 2 : 1;
   }
@@ -348,6 +377,7 @@ class X86Cpu final : public Cpu {
   bool store_quiet_ok(uint64_t addr, unsigned size) const {
     const uint64_t off = addr - ram_base_;
     if (!may_write(off, size)) return false;
+    if (mem_ && !mem_->hit(id_, addr, size, true)) return false;
     return !owners_.enabled() || !(page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
   }
   // Whether a RAM access at [addr, addr+size) touches a flagged page.
@@ -494,6 +524,11 @@ class X86Cpu final : public Cpu {
   int32_t nested_traps_ = 0;
   uint64_t rep_iterations_ = 0;
   uint64_t next_stall_ = ~0ull;
+  uint64_t l1_hits_ = 0;
+  MemorySystem* mem_ = nullptr;
+  uint8_t load_extra_ = 0;  // cycles a memory operand read adds (set_memory_system)
+  // decode() with timing v2's load latency folded into the cycles.
+  Insn decode_at(const uint8_t* bytes, size_t avail, uint64_t rip) const;
   uint64_t stall_draws_ = 0;
   Insn fault_insn_{};
   Fast fault_fast_{};            // fast entry for a jump target outside RAM

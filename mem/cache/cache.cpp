@@ -25,7 +25,7 @@ Cache::Cache(const CacheGeometry& g, uint64_t seed) : g_(g) {
   set_mask_ = sets - 1;
   while ((1u << line_shift_) < g.line_bytes) ++line_shift_;
   const size_t slots = static_cast<size_t>(sets) * g.ways;
-  lines_.assign(slots, 0);
+  lines_.assign(slots, kNoLine);
   state_.assign(slots, kInvalid);
   stamp_.assign(slots, 0);
   // xorshift64* needs a non-zero state; the seed picks the sequence.
@@ -68,12 +68,15 @@ Cache::Victim Cache::fill(uint64_t addr, uint8_t st) {
 bool Cache::set_state(uint64_t addr, uint8_t st) {
   const int w = find(addr);
   if (w < 0) return false;
-  state_[slot(addr, w)] = st;
+  const size_t i = slot(addr, w);
+  state_[i] = st;
+  if (st == kInvalid) lines_[i] = kNoLine;
   return true;
 }
 
 void Cache::clear() {
   std::fill(state_.begin(), state_.end(), kInvalid);
+  std::fill(lines_.begin(), lines_.end(), kNoLine);
   std::fill(stamp_.begin(), stamp_.end(), 0);
 }
 

@@ -27,6 +27,9 @@ struct CacheGeometry {
 class Cache {
  public:
   static constexpr uint8_t kInvalid = 0;
+  // The line number an invalid slot holds, which no address has: a
+  // lookup compares line numbers only.
+  static constexpr uint64_t kNoLine = ~uint64_t{0};
 
   // Throws std::invalid_argument for a geometry that is not a power-of-two
   // number of sets of power-of-two lines (one line to say why).
@@ -66,6 +69,27 @@ class Cache {
   bool set_state(uint64_t addr, uint8_t st);
   // Every line invalid.
   void clear();
+  // The state of `addr`'s line if present with a state of at least
+  // `min_state` (MESI numbers grow with permission), else kInvalid: one
+  // set's tags compared, nothing changed (the cores' L1 hit test).
+  bool holds(uint64_t addr, uint8_t min_state) const {
+    const uint64_t line = addr >> line_shift_;
+    const size_t base = static_cast<size_t>(line & set_mask_) * g_.ways;
+    for (uint32_t w = 0; w < g_.ways; ++w)
+      if (lines_[base + w] == line) return state_[base + w] >= min_state;
+    return false;
+  }
+
+  // The whole state, for checkpoints: per slot (set * ways + way) the line
+  // number, state and last use, then the use clock and the generator.
+  struct Raw {
+    std::vector<uint64_t>* lines;
+    std::vector<uint8_t>* state;
+    std::vector<uint64_t>* stamp;
+    uint64_t* clock;
+    uint64_t* rng;
+  };
+  Raw raw() { return {&lines_, &state_, &stamp_, &clock_, &rng_}; }
 
  private:
   size_t slot(uint64_t addr, int way) const {

@@ -46,7 +46,7 @@ CoherenceOutcome Coherence::write(int cpu, uint64_t addr) {
   CoherenceOutcome o;
   Cache& mine = l1_[static_cast<size_t>(cpu)];
   const int w = mine.find(addr);
-  const uint8_t st = w >= 0 ? mine.state(addr) : kMesiI;
+  const uint8_t st = w >= 0 ? mine.state(addr) : uint8_t{kMesiI};
   if (st == kMesiM || st == kMesiE) {  // exclusive already: silently modified
     mine.touch(addr, w);
     if (st == kMesiE) mine.set_state(addr, kMesiM);

@@ -1,0 +1,127 @@
+#include "mem/cache/memory_system.hpp"
+
+#include "mem/ownership.hpp"
+
+namespace ksim {
+
+namespace {
+constexpr uint8_t kL2Clean = 1, kL2Dirty = 2;
+}
+
+MemorySystem::MemorySystem(const MachineProfile& p, int cpus, uint64_t seed) : p_(p) {
+  line_shift_ = 0;
+  while ((1u << line_shift_) < p.l1d.line_bytes) ++line_shift_;
+  const int per = p.l2_shared_by ? static_cast<int>(p.l2_shared_by) : cpus;
+  const int clusters = (cpus + per - 1) / per;
+  // Each cache its own replacement sequence from the one seed.
+  l1_.reserve(static_cast<size_t>(cpus));
+  for (int c = 0; c < cpus; ++c) l1_.emplace_back(p.l1d, seed * 131 + static_cast<uint64_t>(c));
+  l2_.reserve(static_cast<size_t>(clusters));
+  for (int c = 0; c < clusters; ++c) l2_.emplace_back(p.l2, seed * 131 + 64 + static_cast<uint64_t>(c));
+  stats_.assign(static_cast<size_t>(cpus), CacheStats{});
+}
+
+std::vector<Cache*> MemorySystem::all_caches() {
+  std::vector<Cache*> v;
+  for (Cache& c : l1_) v.push_back(&c);
+  for (Cache& c : l2_) v.push_back(&c);
+  return v;
+}
+
+uint32_t MemorySystem::access(int cpu, uint64_t cycle, uint64_t addr, unsigned size, bool write) {
+  const uint64_t mask = (uint64_t{1} << line_shift_) - 1;
+  const uint64_t first = addr & ~mask, last = (addr + size - 1) & ~mask;
+  uint32_t extra = access_line(cpu, cycle, first, write);
+  // A misaligned access across two lines pays for both (one after the other).
+  if (last != first) extra += access_line(cpu, cycle, last, write);
+  stats_[static_cast<size_t>(cpu)].stall_cycles += extra;
+  return extra;
+}
+
+void MemorySystem::l1_victim(int cpu, uint64_t cycle, const Cache::Victim& v) {
+  if (!v.valid || v.state != kMesiM) return;
+  ++stats_[static_cast<size_t>(cpu)].writebacks;
+  l2_fill(cpu, cycle, cluster(cpu), v.addr, true);
+}
+
+void MemorySystem::l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, bool dirty) {
+  Cache& l2 = l2_[static_cast<size_t>(cl)];
+  if (l2.find(line_addr) >= 0) {
+    if (dirty) l2.set_state(line_addr, kL2Dirty);
+    return;
+  }
+  const Cache::Victim v = l2.fill(line_addr, dirty ? kL2Dirty : kL2Clean);
+  if (!v.valid || !p_.l2_inclusive) return;
+  // Inclusion: the L1s under this L2 lose the victim too (a modified copy
+  // goes to memory with it). A CPU that runs ahead may have hit it since
+  // the cycle of this access: it is put back first.
+  const int n = cpus();
+  for (int k = 0; k < n; ++k) {
+    if (cluster(k) != cl) continue;
+    Cache& l1 = l1_[static_cast<size_t>(k)];
+    if (l1.find(v.addr) < 0) continue;
+    if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+    l1.set_state(v.addr, kMesiI);
+    ++stats_[static_cast<size_t>(k)].back_invalidations;
+  }
+}
+
+uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool write) {
+  CacheStats& st = stats_[static_cast<size_t>(cpu)];
+  Cache& mine = l1_[static_cast<size_t>(cpu)];
+  const uint8_t cur = mine.state(la);
+  if (cur == kMesiM || (cur != kMesiI && !write)) return 0;
+  if (cur == kMesiE) {  // exclusive already: modified silently
+    mine.set_state(la, kMesiM);
+    return 0;
+  }
+  const int me = cluster(cpu);
+  // The other L1s: a modified copy supplies the line; a store invalidates
+  // every copy, a load leaves them shared.
+  int owner = -1;
+  bool others = false, far = false;
+  const int n = cpus();
+  for (int k = 0; k < n; ++k) {
+    if (k == cpu) continue;
+    Cache& other = l1_[static_cast<size_t>(k)];
+    const uint8_t s = other.state(la);
+    if (s == kMesiI) continue;
+    others = true;
+    if (cluster(k) != me) far = true;
+    if (s == kMesiM) {
+      owner = k;
+      // The owner writes the line back into its L2 as it gives it up.
+      l2_fill(k, cycle, cluster(k), la, true);
+    }
+    if (write) {
+      other.set_state(la, kMesiI);
+      ++st.invalidations;
+    } else if (s != kMesiS) {
+      other.set_state(la, kMesiS);
+    }
+  }
+  if (cur == kMesiS) {  // a store to a shared copy: the data is here
+    ++st.upgrades;
+    mine.set_state(la, kMesiM);
+    return (far ? p_.upgrade_other_l2 : p_.upgrade_same_l2) - p_.l1d_latency;
+  }
+  ++st.l1_misses;
+  uint32_t cost;
+  Cache& l2 = l2_[static_cast<size_t>(me)];
+  if (owner >= 0) {
+    ++st.transfers;
+    cost = cluster(owner) == me ? p_.transfer_same_l2 : p_.transfer_other_l2;
+    l2_fill(cpu, cycle, me, la, false);
+  } else if (l2.find(la) >= 0) {
+    ++st.l2_hits;
+    cost = p_.l2_latency;
+  } else {
+    ++st.l2_misses;
+    cost = p_.memory_latency;
+    l2_fill(cpu, cycle, me, la, false);
+  }
+  l1_victim(cpu, cycle, mine.fill(la, write ? kMesiM : (others ? kMesiS : kMesiE)));
+  return cost - p_.l1d_latency;
+}
+
+}  // namespace ksim

@@ -1,0 +1,89 @@
+// Timing model v2's memory (issue 23): every CPU's L1 data cache, the
+// last-level caches (one per `l2.shared_by` CPUs) and memory, with MESI
+// between the L1s, priced by a machine profile (mem/cache/profile.hpp).
+// Caches hold tags and states only: RAM always holds the bytes, so the
+// caches decide what an access costs and never what it reads.
+//
+// Exactness under run-ahead (mem/ownership.hpp): a hit changes nothing
+// (replacement is pseudo-random, drawn on fills only), so a CPU running
+// ahead may hit freely; anything else (a miss, an upgrade, the first
+// store to an exclusive line) changes shared state and is a sync point,
+// made in exact order. The block grants already put back a CPU ahead that
+// touched a block another CPU's access changes hands; the one effect they
+// cannot see is an inclusive L2 evicting a line from another CPU's L1, and
+// that CPU, if it runs ahead, is put back first here.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "mem/cache/cache.hpp"
+#include "mem/cache/coherence.hpp"
+#include "mem/cache/profile.hpp"
+
+namespace ksim {
+
+class PageOwners;
+
+// What one CPU's accesses did (exact order; L1 hits are counted by the
+// core, which can undo them with a put-back).
+struct CacheStats {
+  uint64_t l1_misses = 0;          // loads and stores that missed their L1 (upgrades excluded)
+  uint64_t upgrades = 0;           // stores to a shared copy
+  uint64_t l2_hits = 0, l2_misses = 0;
+  uint64_t transfers = 0;          // lines supplied by another CPU's L1 (held modified)
+  uint64_t invalidations = 0;      // other CPUs' copies this CPU's stores invalidated
+  uint64_t writebacks = 0;         // modified lines this CPU's L1 gave up
+  uint64_t back_invalidations = 0; // lines an inclusive L2 took from this CPU's L1
+  uint64_t stall_cycles = 0;       // cycles beyond the L1 hit latency
+};
+
+class MemorySystem {
+ public:
+  MemorySystem(const MachineProfile& p, int cpus, uint64_t seed);
+
+  const MachineProfile& profile() const { return p_; }
+  int cpus() const { return static_cast<int>(l1_.size()); }
+  // The L2 a CPU's misses go to.
+  int cluster(int cpu) const { return p_.l2_shared_by ? cpu / static_cast<int>(p_.l2_shared_by) : 0; }
+  // CPUs that run ahead are put back through `owners` (nullptr: none do).
+  void connect(PageOwners* owners) { owners_ = owners; }
+
+  // The L1 hit test of both cores: [addr, addr+size) lies in one line that
+  // `cpu`'s L1 holds in a state that allows the access without telling
+  // anyone (any valid state for a load, modified for a store).
+  bool hit(int cpu, uint64_t addr, unsigned size, bool write) const {
+    if (((addr ^ (addr + size - 1)) >> line_shift_) != 0) return false;
+    return l1_[static_cast<size_t>(cpu)].holds(addr, write ? kMesiM : kMesiS);
+  }
+  // An access in exact order: the cycles it costs beyond an L1 hit (0 for
+  // a hit). Moves lines between the caches; a store, an atomic or a locked
+  // instruction (`write`) takes the line exclusive.
+  uint32_t access(int cpu, uint64_t cycle, uint64_t addr, unsigned size, bool write);
+
+  const CacheStats& stats(int cpu) const { return stats_[static_cast<size_t>(cpu)]; }
+  // The state of `addr`'s line in `cpu`'s L1, and whether its L2 holds it.
+  Mesi l1_state(int cpu, uint64_t addr) const { return static_cast<Mesi>(l1_[static_cast<size_t>(cpu)].state(addr)); }
+  bool l2_holds(int cluster, uint64_t addr) const { return l2_[static_cast<size_t>(cluster)].find(addr) >= 0; }
+  int clusters() const { return static_cast<int>(l2_.size()); }
+
+  // Checkpoints: every cache's raw state and the counters.
+  std::vector<Cache*> all_caches();
+  std::vector<CacheStats>& all_stats() { return stats_; }
+
+ private:
+  uint32_t access_line(int cpu, uint64_t cycle, uint64_t line_addr, bool write);
+  // Puts `line_addr` into cluster `cl`'s L2 (dirty: a write-back), evicting
+  // as the profile says.
+  void l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, bool dirty);
+  // `cpu`'s L1 gives up a victim (a modified one is written back).
+  void l1_victim(int cpu, uint64_t cycle, const Cache::Victim& v);
+
+  MachineProfile p_;
+  unsigned line_shift_ = 6;
+  std::vector<Cache> l1_;  // per CPU, MESI states
+  std::vector<Cache> l2_;  // per cluster: 1 clean, 2 dirty
+  std::vector<CacheStats> stats_;
+  PageOwners* owners_ = nullptr;
+};
+
+}  // namespace ksim
