@@ -14,6 +14,7 @@
 #include "sim/elf/elf_image.hpp"
 #include "guest_runs.hpp"
 #include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 
 namespace {
 
@@ -27,11 +28,12 @@ const ksim::ElfImage& guest(const std::string& name, ksim::Isa isa = ksim::Isa::
 }
 
 void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t quantum = 1,
-               ksim::Isa isa = ksim::Isa::rv64) {
+               ksim::Isa isa = ksim::Isa::rv64, bool v2 = false) {
   ksim::MachineConfig cfg;
   cfg.cpus = cpus;
   cfg.quantum = quantum;
   cfg.isa = isa;
+  if (v2) cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
   ksim::bench::measure_runs(state, guest(elf, isa), cfg);
 }
 
@@ -51,5 +53,12 @@ void BM_X86SortO2(benchmark::State& state) { run_guest(state, "x86_sort_O2.elf",
 BENCHMARK(BM_X86SortO2)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_X86HashO2(benchmark::State& state) { run_guest(state, "x86_hash_O2.elf", 1, 1, ksim::Isa::x86_64); }
 BENCHMARK(BM_X86HashO2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same under timing model v2 (the ISA's machine profile: caches and
+// coherence, docs/TIMING.md).
+void BM_Rv64ComputeV2(benchmark::State& state) { run_guest(state, "compute.elf", 1, 1, ksim::Isa::rv64, true); }
+BENCHMARK(BM_Rv64ComputeV2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_X86SortO2V2(benchmark::State& state) { run_guest(state, "x86_sort_O2.elf", 1, 1, ksim::Isa::x86_64, true); }
+BENCHMARK(BM_X86SortO2V2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

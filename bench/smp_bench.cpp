@@ -18,6 +18,7 @@
 #include "sim/elf/elf_image.hpp"
 #include "guest_runs.hpp"
 #include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 
 namespace {
 
@@ -31,7 +32,7 @@ const ksim::ElfImage& kernel(Isa isa) {
   return isa == Isa::rv64 ? rv : x86;
 }
 
-enum Mode { kExact = 0, kReference = 1, kQuantum1000 = 2, kNoRunAhead = 3 };
+enum Mode { kExact = 0, kReference = 1, kQuantum1000 = 2, kNoRunAhead = 3, kExactV2 = 4 };
 
 // state.range(0): CPUs; range(1): 0 rv64, 1 x86; range(2): Mode.
 void BM_Smp(benchmark::State& state) {
@@ -44,16 +45,19 @@ void BM_Smp(benchmark::State& state) {
   cfg.quantum = mode == kQuantum1000 ? 1000 : 1;
   cfg.reference_schedule = mode == kReference;
   cfg.run_ahead = mode != kNoRunAhead;
+  if (mode == kExactV2) cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
   ksim::bench::measure_runs(state, kernel(isa), cfg);
   state.SetLabel(std::string(isa == Isa::rv64 ? "rv64" : "x86") + " " + std::to_string(cpus) + " cpus " +
                  (mode == kExact         ? "exact"
                   : mode == kReference   ? "reference"
                   : mode == kNoRunAhead  ? "exact, no run-ahead"
+                  : mode == kExactV2     ? "exact, timing v2"
                                          : "quantum 1000"));
 }
 BENCHMARK(BM_Smp)
     ->ArgsProduct({{1, 2, 4, 16}, {0, 1}, {kExact}})
     ->ArgsProduct({{4}, {0, 1}, {kReference, kQuantum1000, kNoRunAhead}})
+    ->ArgsProduct({{1, 4}, {0, 1}, {kExactV2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

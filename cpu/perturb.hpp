@@ -14,9 +14,13 @@ namespace ksim {
 
 class Perturbation {
  public:
-  explicit Perturbation(uint64_t seed = 0) : seed_(seed) {}
+  // `stalls`: whether the seed also draws memory stalls (timing model v1,
+  // which has no caches to miss; under v2 the caches' misses are real and
+  // the seed picks their replacement victims instead).
+  explicit Perturbation(uint64_t seed = 0, bool stalls = true) : seed_(seed), stalls_(stalls) {}
   uint64_t seed() const { return seed_; }
   bool enabled() const { return seed_ != 0; }
+  bool stalls() const { return seed_ != 0 && stalls_; }
 
   // Streams: one per (purpose, CPU) so draws never collide.
   enum class Stream : uint64_t { stall_interval = 1, stall_length = 2, timer = 3, ipi = 4 };
@@ -42,6 +46,7 @@ class Perturbation {
     return z ^ (z >> 31);
   }
   uint64_t seed_;
+  bool stalls_;
 };
 
 }  // namespace ksim

@@ -23,9 +23,10 @@ inline uint64_t next_after(const Perturbation& p, int cpu, uint64_t now, uint64_
                          timing::kStallIntervalMin, timing::kStallIntervalMax);
 }
 
-// The first stall of a CPU whose clock starts at `now` (none without a seed).
+// The first stall of a CPU whose clock starts at `now` (none without a
+// seed, and none under timing v2, whose misses are real).
 inline uint64_t first(const Perturbation& p, int cpu, uint64_t now) {
-  return p.enabled() ? next_after(p, cpu, now, 0) : kNone;
+  return p.stalls() ? next_after(p, cpu, now, 0) : kNone;
 }
 
 // Charges the stall due at `cycle`, if one is, and draws the next one.

@@ -23,7 +23,7 @@ uint64_t ready_at(const Cpu& c) { return c.idle() ? c.wake_cycle() : c.cycle(); 
 Machine::Machine(const MachineConfig& cfg)
     : cfg_(cfg),
       bus_(cfg.isa == Isa::x86_64 ? memmap::kRamBaseX86 : memmap::kRamBase, cfg.ram_size),
-      perturb_(cfg.seed) {
+      perturb_(cfg.seed, cfg.profile == nullptr) {
   if (cfg.cpus < 1 || cfg.cpus > 64) throw InputError("--cpus must be between 1 and 64");
   if (cfg.quantum < 1 || cfg.quantum > kMaxQuantum)
     throw InputError("quantum must be between 1 and " + std::to_string(kMaxQuantum) + " cycles");

@@ -231,7 +231,10 @@ FastNext alu_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     // (the flags record included): a store the precise path must make
     // (exact SMP's page grants) re-runs the whole instruction there.
     if constexpr (writes) {
-      if (!cpu.store_quiet_ok(addr, S)) [[unlikely]] return go_precise(cpu, f, cyc, r);
+      if (!cpu.store_quiet_ok(addr, S)) [[unlikely]] {
+        cpu.uncount_l1_hit();  // the precise path reads it again
+        return go_precise(cpu, f, cyc, r);
+      }
     }
     const uint64_t b = F == Form::mr ? rd<S>(cpu, f->src) : static_cast<uint64_t>(f->imm) & kMask<S>;
     const uint64_t res = alu<K, S>(cpu, a, b);
@@ -501,7 +504,10 @@ FastNext push_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   else if (!ld<8>(cpu, ea(cpu, f), v)) [[unlikely]] return go_precise(cpu, f, cyc, r);
   // A stack in a page with listeners (code) is left to the precise path.
   const uint64_t sp = cpu.s.gpr[4] - 8;
-  if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, v) == 0) [[unlikely]] return go_precise(cpu, f, cyc, r);
+  if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, v) == 0) [[unlikely]] {
+    if constexpr (F == Form::rm) cpu.uncount_l1_hit();  // the precise path reads it again
+    return go_precise(cpu, f, cyc, r);
+  }
   cpu.s.gpr[4] = sp;
   cyc += f->cycles;
   KSIM_X86_NEXT(n, cyc, r);
@@ -528,7 +534,10 @@ FastNext jump_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   else if (!ld<8>(cpu, ea(cpu, f), t)) [[unlikely]] return go_precise(cpu, f, cyc, r);
   if constexpr (kCall) {
     const uint64_t sp = cpu.s.gpr[4] - 8;
-    if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, next) == 0) [[unlikely]] return go_precise(cpu, f, cyc, r);
+    if (cpu.flagged_ram(sp, 8) || st<8>(cpu, sp, next) == 0) [[unlikely]] {
+      if constexpr (F == Form::rm) cpu.uncount_l1_hit();  // the precise path reads it again
+      return go_precise(cpu, f, cyc, r);
+    }
     cpu.s.gpr[4] = sp;
   }
   cyc += f->cycles;

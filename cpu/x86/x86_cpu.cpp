@@ -550,7 +550,11 @@ void X86Cpu::loop_as(uint64_t budget) {
     // or a put-back of a CPU ahead whose undo resets the code it takes
     // back: sim/run_ahead.cpp).
     const Insn copy = in;
+    const uint64_t hits_before = l1_hits_;
     copy.exec(*this, copy);
+    // Stopped at a sync point (a store after a load, running ahead): the
+    // instruction will run again, and count its hits again.
+    if (sync_stop_) l1_hits_ = hits_before;
     if (shadow && !sync_stop_) {  // (an instruction stopped at a sync point did not run)
       sti_shadow_ = false;
       stop_ = 0;  // now interrupts may be taken

@@ -110,6 +110,11 @@ class X86Cpu final : public Cpu {
   void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
   uint64_t l1_hits() const override { return l1_hits_; }
+  // A fast handler whose load hit and which then hands the instruction to
+  // the precise path (which loads again) takes its count back.
+  void uncount_l1_hit() {
+    if (mem_) --l1_hits_;
+  }
   // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
   void set_memory_system(MemorySystem* m);
   // A CPU running ahead may only hit in its L1: anything else changes

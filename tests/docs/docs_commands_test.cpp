@@ -259,6 +259,25 @@ const std::map<std::string, Check>& checks() {
       CHECK(result_of(r.out()) == g_results["run4"]);
     });
     t["build/apps/ksim/ksim run --code-model strict"] = ok(passed);
+    // --- TIMING.md: model v2 -------------------------------------------------
+    t["build/apps/ksim/ksim run --timing v2 --stats"] = ok([passed](const Ran& r) {
+      passed(r);
+      CHECK(r.out().find("timing: v2, machine sifive-u54 (") != std::string::npos);
+      CHECK(r.out().find("memory (sifive-u54): per CPU\n") != std::string::npos);
+      CHECK(std::regex_search(r.out(), std::regex(R"(\n  0 +[1-9]\d* +[1-9]\d* )")));  // hits and misses
+    });
+    t["build/apps/ksim/ksim run --isa x86 --cpus 4 --machine xeon-e5410 --stats"] = ok([passed](const Ran& r) {
+      passed(r);
+      CHECK(r.out().find("timing: v2, machine xeon-e5410 (") != std::string::npos);
+      for (const char* row : {"\n  0 ", "\n  1 ", "\n  2 ", "\n  3 "}) CHECK(r.out().find(row) != std::string::npos);
+    });
+    // The table's U54 column: cycles per load at 4 KiB, 1 MiB and 32 MiB.
+    t["build/apps/ksim/ksim run --elf build/workloads/rv64/memlat_rv64.elf --timing v2"] = ok([passed](const Ran& r) {
+      passed(r);
+      CHECK(r.out().find("memlat: 4096 bytes 203 centicycles/load\n") != std::string::npos);
+      CHECK(r.out().find("memlat: 1048576 bytes 1003 centicycles/load\n") != std::string::npos);
+      CHECK(r.out().find("memlat: 33554432 bytes 10003 centicycles/load\n") != std::string::npos);
+    });
     t["build/apps/ksim/ksim run --checkpoint-at 100000 --checkpoint-file c.ckpt"] = ok([passed](const Ran& r) {
       passed(r);
       // At the first instruction boundary at or after the cycle.
@@ -616,6 +635,7 @@ TEST_CASE("DEBUGGER.md's commands", "[docs][xvfb]") {
   run_file("docs/DEBUGGER.md", true);
 }
 TEST_CASE("FIG4.md's commands print its tables and draw its plot", "[docs]") { run_file("docs/FIG4.md", false); }
+TEST_CASE("TIMING.md's commands show model v2's machines and plateaus", "[docs]") { run_file("docs/TIMING.md", false); }
 TEST_CASE("PERFORMANCE.md's and DEPENDENCIES.md's commands", "[docs]") {
   run_file("docs/PERFORMANCE.md", false);
   run_file("docs/DEPENDENCIES.md", false);
