@@ -35,6 +35,7 @@ void write_config(Writer& w, const MachineConfig& c) {
   // from a profile file restores without the file.
   w.boolean(c.profile != nullptr);
   if (c.profile) w.str(c.profile->text);
+  w.u8(static_cast<uint8_t>(c.memory_model));
 }
 
 MachineConfig read_config(Reader& r) {
@@ -61,6 +62,9 @@ MachineConfig read_config(Reader& r) {
       r.fail(e.what());
     }
   }
+  const uint8_t mm = r.u8();
+  if (mm > static_cast<uint8_t>(MemoryModel::rvwmo) || (mm != 0 && !c.profile)) r.fail("bad memory model");
+  c.memory_model = static_cast<MemoryModel>(mm);
   return c;
 }
 
@@ -118,7 +122,7 @@ void restore_checkpoint(Machine& m, std::span<const uint8_t> bytes, bool trusted
   const MachineConfig& mc = m.config();
   if (c.isa != mc.isa || c.cpus != mc.cpus || c.ram_size != mc.ram_size || c.quantum != mc.quantum ||
       c.seed != mc.seed || c.code_model != mc.code_model || (c.profile != nullptr) != (mc.profile != nullptr) ||
-      (c.profile && c.profile->text != mc.profile->text))
+      (c.profile && c.profile->text != mc.profile->text) || c.memory_model != mc.memory_model)
     throw InputError(
         "checkpoint: made for a different machine (ISA, CPUs, RAM, quantum, seed, code model or timing model differ)");
   r.u64();  // trace hash: read by the caller through read_checkpoint_header

@@ -1,5 +1,7 @@
 #include "sim/machine.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -33,8 +35,21 @@ Machine::Machine(const MachineConfig& cfg)
     if (cfg.profile->isa != (x86 ? "x86" : "rv64"))
       throw InputError("machine profile " + cfg.profile->name + " describes an " + cfg.profile->isa + " core, not " +
                        (x86 ? "x86" : "rv64"));
+    if (x86 && cfg.memory_model == MemoryModel::rvwmo)
+      throw InputError("--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc");
     memsys_ = std::make_unique<MemorySystem>(*cfg.profile, cfg.cpus, cfg.seed);
     memsys_->connect(owners_.get());
+    memsys_->set_model(cfg.memory_model);
+    // A buffered store becoming visible is that CPU's store reaching RAM:
+    // the page's listeners (decoded code, reservations, tohost) hear it.
+    memsys_->apply = [this](int cpu, const BufferedStore& e) {
+      Ram& ram = bus_.ram();
+      std::memcpy(ram.host() + (e.addr - ram.base()), &e.value, e.size);
+      if (ram.page_flags(e.addr) | ram.page_flags(e.addr + e.size - 1))
+        bus_.notify_flagged_store(Accessor{cpu, e.visible}, e.addr, e.size);
+    };
+  } else if (cfg.memory_model != MemoryModel::sc) {
+    throw InputError("--memory-model tso and rvwmo need timing model v2 (store buffers live in its caches)");
   }
   platform_ = cfg.isa == Isa::rv64 ? make_rv64_platform(*this) : make_x86_platform(*this);
   // The host (the kprobes engine, a debugger) reads and writes RAM on
@@ -43,6 +58,10 @@ Machine::Machine(const MachineConfig& cfg)
   // The position is where the CPU's current step began: a trap's when
   // hooks run, a host phase's when the engine works on the CPU's behalf.
   bus_.before_host_access = [this](uint64_t addr, uint64_t len, bool write) {
+    // The host works on behalf of the running CPU, which sees its own
+    // buffered stores: they reach RAM first.
+    if (running_ >= 0 && memsys_ && memsys_->buffered(running_))
+      memsys_->apply_due(running_, ~uint64_t{0}, step_position());
     if (running_ < 0 || !owners_->enabled()) return;
     owners_->before_host_access(running_, step_position(), addr, len, write);
   };
@@ -169,6 +188,16 @@ void Machine::save_caches(Writer& w) const {
     }
   }
   for (const CacheStats& st : const_cast<MemorySystem&>(*memsys_).all_stats()) w.raw(&st, sizeof st);
+  for (const StoreBuffer& b : const_cast<MemorySystem&>(*memsys_).all_buffers()) {
+    w.u64(b.entries.size());
+    for (const BufferedStore& e : b.entries) {
+      w.u64(e.addr);
+      w.u64(e.value);
+      w.u64(e.visible);
+      w.u8(e.size);
+      w.boolean(e.applied);
+    }
+  }
 }
 
 void Machine::restore_caches(Reader& r) {
@@ -190,6 +219,20 @@ void Machine::restore_caches(Reader& r) {
     }
   }
   for (CacheStats& st : memsys_->all_stats()) r.raw(&st, sizeof st);
+  for (StoreBuffer& b : memsys_->all_buffers()) {
+    b.entries.clear();
+    const uint64_t n = r.length(8 + 8 + 8 + 1 + 1);
+    for (uint64_t k = 0; k < n; ++k) {
+      BufferedStore e;
+      e.addr = r.u64();
+      e.value = r.u64();
+      e.visible = r.u64();
+      e.size = r.u8();
+      e.applied = r.boolean();
+      if (e.size == 0 || e.size > 8 || !bus_.ram().contains(e.addr, e.size)) r.fail("bad buffered store");
+      b.entries.push_back(e);
+    }
+  }
 }
 
 void Machine::restore_state(Reader& r) {
@@ -399,9 +442,11 @@ RunResult Machine::run(const RunLimits& limits) {
   // woken a CPU.
   // Work done on the slot CPU's behalf while paused (a --probe-script
   // operation charged to it) may have moved it past its own turn.
-  if (slot_cpu_ >= 0)
+  if (slot_cpu_ >= 0) {
     for (int j = 0; j < cpu_count(); ++j)
       if (j != slot_cpu_) slot_until_ = std::min(slot_until_, bound_for(slot_cpu_, j));
+    if (memsys_) slot_until_ = std::min(slot_until_, memsys_->next_visible_except(slot_cpu_));
+  }
   if (slot_cpu_ >= 0 && ready_[slot_cpu_] >= slot_until_) slot_cpu_ = -1;
   auto finish = [this](RunResult r) {
     // CPUs that ran ahead: at a pause or the cycle limit every CPU has run
@@ -492,6 +537,13 @@ RunResult Machine::run(const RunLimits& limits) {
       }
       slot_cpu_ = next;
       slot_until_ = second < 0 ? cfg_.max_cycles : std::min(cfg_.max_cycles, bound_for(next, second));
+      // Store buffers (timing v2): what became visible by now reaches RAM
+      // before this step, and no step of this slot starts at or after the
+      // next moment another CPU's buffered store becomes visible.
+      if (memsys_) {
+        memsys_->apply_due_all(ready_[next]);
+        slot_until_ = std::min(slot_until_, memsys_->next_visible_except(next));
+      }
     } else if (ready_[slot_cpu_] >= limits.cycle) {
       return finish({RunResult::End::paused, 0, "", 0, 0});
     }

@@ -62,6 +62,9 @@ struct MachineConfig {
   // Timing model v2's machine (caches, coherence; docs/TIMING.md), or
   // nullptr for model v1's perfect memory.
   std::shared_ptr<const MachineProfile> profile;
+  // Timing v2's memory model (docs/TIMING.md): sc, or the store buffers of
+  // x86-TSO or RVWMO. v1 has sc only.
+  MemoryModel memory_model = MemoryModel::sc;
 };
 
 // What running ahead did in a run (for tests and benchmarks).

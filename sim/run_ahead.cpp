@@ -35,12 +35,18 @@ void Machine::set_run_ahead(bool on) {
 uint32_t Machine::run_ahead(int cur, const RunLimits& limits) {
   Cpu& c = *cpus_[static_cast<size_t>(cur)];
   const uint64_t from = c.cycle(), from_steps = c.steps();
-  const uint64_t end = std::min({limits.cycle, cfg_.max_cycles, from + kAheadWindow});
+  uint64_t end = std::min({limits.cycle, cfg_.max_cycles, from + kAheadWindow});
+  // Nor past the cycle another CPU's buffered store becomes visible
+  // (timing v2): the block it goes to may have changed hands since it was
+  // buffered, and a step at or after that cycle must see it.
+  if (memsys_) end = std::min(end, memsys_->next_visible_except(cur));
   // A CPU with a stale view of code stays in exact order: its view changes
   // as it runs (expiry, serialisation), and a put-back would have to take
   // that back too. Stale views are short and rare; they cost no run-ahead
   // anywhere else.
-  if (from >= end || c.code_view_stale()) return 0;
+  // Nor does a CPU with stores in its buffer (timing v2): they become
+  // visible at cycles other CPUs' slots are cut at.
+  if (from >= end || c.code_view_stale() || (memsys_ && memsys_->buffered(cur))) return 0;
   owners_->begin_ahead(cur);
   platform_->save_ahead_point(cur);
   platform_->set_access_mode(cur, AccessMode::ahead);

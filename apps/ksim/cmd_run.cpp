@@ -52,7 +52,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
   int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 1;
   std::string kprobes_patching;
-  std::string timing = "v1", machine_name;
+  std::string timing = "v1", machine_name, memory_model;
   int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
@@ -77,6 +77,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ("machine", po::value(&machine_name),
        "timing v2's machine: sifive-u54 (RV64 default), xeon-e5410 (x86 default), or a profile file "
        "(machines/*.machine); implies --timing v2")
+      ("memory-model", po::value(&memory_model),
+       "timing v2's memory model: sc (stores visible at once), tso (x86-TSO: a FIFO store buffer) or rvwmo (RVWMO "
+       "as an in-order core with a store buffer shows it); default the ISA's own (rv64: rvwmo, x86: tso)")
       ("stats", "print each CPU's memory counters at the end (timing v2: L1 and L2 hits and misses, transfers, "
                 "invalidations, write-backs, stall cycles)")
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}),
@@ -174,8 +177,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!machine_name.empty() && timing == "v1" && !vm["timing"].defaulted())
     throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
   if (!machine_name.empty()) timing = "v2";
+  if (!memory_model.empty() && memory_model != "sc" && memory_model != "tso" && memory_model != "rvwmo")
+    throw UsageError{"--memory-model must be sc, tso or rvwmo"};
+  if (!memory_model.empty() && memory_model != "sc" && timing == "v1")
+    throw UsageError{"--memory-model " + memory_model + " needs --timing v2 (model v1 has no store buffers)"};
   if (!restore.empty())
-    for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model", "timing", "machine"})
+    for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model", "timing", "machine", "memory-model"})
       if (vm.count(o) && !vm[o].defaulted())
         throw UsageError{std::string("--") + o + " cannot be combined with --restore: the checkpoint fixes it"};
 
@@ -211,7 +218,11 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.code_model = model;
     cfg.reference_schedule = reference;
     cfg.run_ahead = !vm.count("no-run-ahead");
-    if (timing == "v2") cfg.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
+    if (timing == "v2") {
+      cfg.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
+      const std::string mm = memory_model.empty() ? (isa == Isa::x86_64 ? "tso" : "rvwmo") : memory_model;
+      cfg.memory_model = mm == "tso" ? MemoryModel::tso : mm == "rvwmo" ? MemoryModel::rvwmo : MemoryModel::sc;
+    }
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }
@@ -349,7 +360,9 @@ int cmd_run(const std::vector<std::string>& args) {
               m.config().isa == Isa::x86_64 ? "x86" : "rv64", m.cpu_count(), m.config().seed, m.config().quantum,
               m.config().reference_schedule ? " (reference schedule)" : "");
   if (const MemorySystem* mem = m.memory_system())
-    std::printf("timing: v2, machine %s (caches and coherence; docs/TIMING.md)\n", mem->profile().name.c_str());
+    std::printf("timing: v2, machine %s, memory model %s (caches, coherence, store buffers; docs/TIMING.md)\n",
+                mem->profile().name.c_str(),
+                mem->model() == MemoryModel::tso ? "tso" : mem->model() == MemoryModel::rvwmo ? "rvwmo" : "sc");
   else
     std::printf("timing: v1 (a constant per instruction class, perfect memory)\n");
   std::printf("instructions: %" PRIu64 "\n", r.instret);

@@ -5,12 +5,19 @@
 
 namespace ksim::rv64 {
 
-void exec_fence(Hart& h, const Insn& i) { h.retire(i); }
+// FENCE waits for the hart's buffered stores (timing v2 under tso or
+// rvwmo): every fence is treated as ordering stores before what follows,
+// which is at least as strong as each of its forms.
+void exec_fence(Hart& h, const Insn& i) {
+  if (!h.stores_visible()) return;  // runs again once they are
+  h.retire(i);
+}
 // The shared decode cache is coherent with every store already (see
 // decode_cache.hpp); what FENCE.I does is end this hart's stale view under
 // the relaxed code model (docs/CODE_MODEL.md): the instructions after it
 // see every store made before it.
 void exec_fence_i(Hart& h, const Insn& i) {
+  if (!h.stores_visible()) return;
   h.retire(i);
   h.serialize_code();
 }

@@ -214,7 +214,8 @@ void Hart::begin_slice() {
 
 void Hart::run_pass() {
   // A hart with a stale view of code fetches through its view: precise.
-  if ((trace_insns_ && on_insn) || *stale_)
+  // So does one with buffered stores (timing v2): its loads look there.
+  if ((trace_insns_ && on_insn) || *stale_ || (mem_ && mem_->buffered(id_)))
     loop_precise();
   else
     loop_fast();
@@ -373,11 +374,12 @@ Insn* Hart::next_on_page(Insn& in, uint64_t pc) {
 bool Hart::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
   if (grants_.mode != AccessMode::exact) return sync_stop();
-  owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
+  owners_.resolve_mask(id_, pos(), bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }
 
 bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
+  if (grants_.mode == AccessMode::exact) drain_stores();  // device accesses follow the stores before them
   if (!device_access_ok(addr, size, false, 0)) return false;
   if (bus_.load(accessor(), addr, size, out) == AccessResult::ok) {
     if (size < 8) out &= (uint64_t{1} << (8 * size)) - 1;
@@ -391,6 +393,7 @@ bool Hart::load_slow(uint64_t addr, unsigned size, uint64_t& out) {
 }
 
 bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
+  if (grants_.mode == AccessMode::exact) drain_stores();
   if (!device_access_ok(addr, size, true, value)) return false;
   if (bus_.store(accessor(), addr, size, value) == AccessResult::ok) return true;
   bool misaligned = (addr & (size - 1)) != 0 && bus_.device_at(addr) != nullptr;
@@ -401,6 +404,8 @@ bool Hart::store_slow(uint64_t addr, unsigned size, uint64_t value) {
 bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
   // Atomics touch the harts' shared reservations: a sync point ahead.
   if (grants_.mode != AccessMode::exact) return sync_stop();
+  // The stores before it are visible first (it runs again once they are).
+  if (!stores_visible()) return false;
   if (addr & (size - 1)) {
     raise(is_load_reserved ? kLoadMisaligned : kStoreMisaligned, addr);
     return false;
@@ -414,8 +419,8 @@ bool Hart::amo_check(uint64_t addr, unsigned size, bool is_load_reserved) {
     // atomics run in exact order only, where it puts back and returns true).
     if (is_load_reserved && !(bus_.ram().page_flags(addr) & kPageReserved))
       owners_.before_flag(id_, s.cycle, addr, grants_.mode);
-    owners_.access(id_, s.cycle, addr, size, !is_load_reserved, grants_.mode);
-    if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, s.cycle, grants_.mode, bus_.ram().page_flags(addr));
+    owners_.access(id_, pos(), addr, size, !is_load_reserved, grants_.mode);
+    if (!is_load_reserved && bus_.ram().page_flags(addr)) owners_.flagged_store(id_, pos(), grants_.mode, bus_.ram().page_flags(addr));
   }
   // LR too takes the line exclusive (issue 23, §2), as SiFive's cores do
   // to make the SC that follows succeed.
@@ -453,6 +458,7 @@ void Hart::take_trap(const TrapInfo& t) {
     sync_stop();
     return;
   }
+  drain_stores();  // the handler (or a hook) sees every store before the trap
   last_trap_ = t;
   ++ctl_.traps;
   prepared_ = false;  // privilege, mstatus and the PC change
@@ -554,6 +560,7 @@ void Hart::do_wfi(const Insn& i) {
     sync_stop();
     return;
   }
+  if (!stores_visible()) return;
   retire(i);
   if ((mip() & s.mie) == 0 && s.priv == Priv::M) {
     ctl_.idle = true;

@@ -140,6 +140,7 @@ class Hart final : public Cpu {
   // the decode stub, whose rdw 0 would write x0 and whose len 0 would
   // leave the PC where it was.
   void exec_copy(const Insn& in) {
+    step_cycle_ = s.cycle;
     const Insn copy = in;
     copy.exec(*this, copy);
   }
@@ -234,9 +235,13 @@ class Hart final : public Cpu {
     uint64_t off = addr - ram_base_;
     if (off <= ram_size_ - sizeof(T)) [[likely]] {
       if (mem_ && !cache_ready(addr, sizeof(T), false)) return sync_stop();
-      if (!may_read(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), false, grants_.mode)) [[unlikely]]
+      if (!may_read(off, sizeof(T)) && !owners_.access(id_, pos(), addr, sizeof(T), false, grants_.mode)) [[unlikely]]
         return sync_stop();
-      if (mem_) s.cycle += cache_access(addr, sizeof(T), false) + load_hit_extra<T>();
+      if (mem_) {
+        // Its own buffered stores first (forwarding; timing v2).
+        if (mem_->buffered(id_) && forwarded(addr, sizeof(T), out)) return true;
+        s.cycle += cache_access(addr, sizeof(T), false) + load_hit_extra<T>();
+      }
       std::memcpy(&out, ram_ + off, sizeof(T));
       return true;
     }
@@ -253,17 +258,33 @@ class Hart final : public Cpu {
       // block grant, which would copy the block for a store that is not made.
       const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
       if (mem_ && !cache_ready(addr, sizeof(T), true)) return sync_stop();
-      if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
+      if (flags && owners_.enabled() && !owners_.flagged_store(id_, pos(), grants_.mode, flags)) [[unlikely]]
         return sync_stop();
-      if (!may_write(off, sizeof(T)) && !owners_.access(id_, s.cycle, addr, sizeof(T), true, grants_.mode)) [[unlikely]]
+      if (!may_write(off, sizeof(T)) && !owners_.access(id_, pos(), addr, sizeof(T), true, grants_.mode)) [[unlikely]]
         return sync_stop();
-      if (mem_) s.cycle += cache_access(addr, sizeof(T), true);
+      if (mem_) {
+        // A store into a watched page (code, a reservation, tohost) is
+        // made visible at once, after the stores before it.
+        if (flags) drain_stores();
+        const MemorySystem::StoreResult r =
+            mem_->store(id_, s.cycle, pos(), addr, sizeof(T), static_cast<uint64_t>(value), flags == 0);
+        ctl_.l1_hits += r.hit;
+        s.cycle += r.stall;
+        if (r.buffered) {
+          end_slice();  // loads must look in the buffer now: the precise loop
+          return true;
+        }
+      }
       std::memcpy(ram_ + off, &value, sizeof(T));
       if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
       return true;
     }
     return store_slow(addr, sizeof(T), static_cast<uint64_t>(value));
   }
+  // Where this hart's current precise step began: the position at which
+  // its accesses are seen by CPUs that ran ahead (a miss inside the step
+  // moves s.cycle on, but the step is one event at its start).
+  uint64_t pos() const { return step_cycle_ < s.cycle ? step_cycle_ : s.cycle; }
   // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
   void set_memory_system(MemorySystem* m);
   MemorySystem* memory_system() const { return mem_; }
@@ -272,13 +293,40 @@ class Hart final : public Cpu {
   bool cache_ready(uint64_t addr, unsigned size, bool write) const {
     return grants_.mode == AccessMode::exact || mem_->hit(id_, addr, size, write);
   }
+  // Makes every buffered store visible now (traps, device accesses, stores
+  // into watched pages; timing v2 under tso or rvwmo): they reach RAM at
+  // this step, and the hart waits as long as the last of them would take.
+  void drain_stores() {
+    if (mem_ && mem_->buffered(id_)) s.cycle = mem_->drain(id_, s.cycle, pos());
+  }
+  // Before a fence, an atomic or WFI: true when no buffered store is still
+  // on its way. Otherwise the hart waits until the last one is visible and
+  // the instruction runs again then (false: it did not run), so that the
+  // other CPUs see those stores at their own cycles, not before, and
+  // before anything the instruction does.
+  bool stores_visible() {
+    if (!mem_ || mem_->stores_visible(id_, s.cycle, pos())) return true;
+    end_slice();
+    return false;
+  }
+  // A load served by the store buffer (true), or after waiting for a store
+  // that covers part of it (false: load from RAM).
+  template <typename T>
+  bool forwarded(uint64_t addr, unsigned size, T& out) {
+    uint64_t v = 0;
+    if (!mem_->load_forward(id_, s.cycle, pos(), addr, size, v)) return false;
+    ++ctl_.l1_hits;
+    s.cycle += load_hit_extra<T>();
+    out = static_cast<T>(v);
+    return true;
+  }
   // The access's cost beyond an L1 hit, in exact order (0 for a hit).
   uint64_t cache_access(uint64_t addr, unsigned size, bool write) {
     if (mem_->hit(id_, addr, size, write)) {
       ++ctl_.l1_hits;
       return 0;
     }
-    return mem_->access(id_, s.cycle, addr, size, write);
+    return mem_->access(id_, pos(), addr, size, write);
   }
   // Atomic memory operations: RAM only, naturally aligned.
   bool amo_check(uint64_t addr, unsigned size, bool is_load_reserved);
@@ -432,6 +480,7 @@ class Hart final : public Cpu {
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
   MemorySystem* mem_ = nullptr;
+  uint64_t step_cycle_ = 0;          // pos()
   uint8_t load_extra_[2] = {0, 0};  // load_hit_extra: [0] word and wider, [1] byte and halfword
   uint64_t lead_slack_ = 0;          // what load_extra_ may add to a fused group's lead (loop_fast)
 };

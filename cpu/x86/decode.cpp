@@ -119,7 +119,7 @@ const std::array<Binding, ZYDIS_MNEMONIC_MAX_VALUE + 1>& table() {
              {ZYDIS_MNEMONIC_CLC, exec_flagop}, {ZYDIS_MNEMONIC_STC, exec_flagop}, {ZYDIS_MNEMONIC_CMC, exec_flagop},
              {ZYDIS_MNEMONIC_CLD, exec_flagop}, {ZYDIS_MNEMONIC_STD, exec_flagop},
              {ZYDIS_MNEMONIC_NOP, exec_nop}, {ZYDIS_MNEMONIC_ENDBR64, exec_nop}, {ZYDIS_MNEMONIC_PAUSE, exec_nop},
-             {ZYDIS_MNEMONIC_MFENCE, exec_nop}, {ZYDIS_MNEMONIC_LFENCE, exec_nop}, {ZYDIS_MNEMONIC_SFENCE, exec_nop},
+             {ZYDIS_MNEMONIC_MFENCE, exec_mfence}, {ZYDIS_MNEMONIC_LFENCE, exec_nop}, {ZYDIS_MNEMONIC_SFENCE, exec_nop},
          })
       set(m, f, C::alu);
     for (auto m : {ZYDIS_MNEMONIC_SHL, ZYDIS_MNEMONIC_SHR, ZYDIS_MNEMONIC_SAR, ZYDIS_MNEMONIC_ROL, ZYDIS_MNEMONIC_ROR,

@@ -231,6 +231,12 @@ void exec_flagop(X86Cpu& c, const Insn& i) {
   c.retire(i);
 }
 void exec_nop(X86Cpu& c, const Insn& i) { c.retire(i); }
+// MFENCE waits for the store buffer (timing v2 under tso or rvwmo); LFENCE
+// and SFENCE order nothing TSO does not already order.
+void exec_mfence(X86Cpu& c, const Insn& i) {
+  if (!c.stores_visible()) return;  // runs again once they are
+  c.retire(i);
+}
 
 // Shifts and rotates (SDM SAL/SAR/SHL/SHR, RCL/RCR/ROL/ROR). The count is
 // masked to 5 bits (6 for 64-bit operands); a masked count of 0 changes

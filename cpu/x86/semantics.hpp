@@ -10,7 +10,7 @@ namespace ksim::x86 {
 #define KSIM_X86_SEMANTICS(X)                                                                     \
   X(add) X(adc) X(sub) X(sbb) X(and) X(or) X(xor) X(cmp) X(test) X(inc) X(dec) X(neg) X(not)      \
   X(mov) X(movzx) X(movsx) X(lea) X(xchg) X(bswap) X(cbw) X(cwd) X(setcc) X(cmovcc)               \
-  X(bt) X(bsf) X(bsr) X(flagop) X(nop) X(shift) X(shld) X(mul) X(imul) X(div) X(cmpxchg) X(xadd)  \
+  X(bt) X(bsf) X(bsr) X(flagop) X(nop) X(mfence) X(shift) X(shld) X(mul) X(imul) X(div) X(cmpxchg) X(xadd)  \
   X(push) X(pop) X(pushfq) X(popfq) X(leave) X(jmp) X(call) X(ret) X(jcc) X(string)               \
   X(int3) X(int) X(iretq) X(lidt) X(cli) X(sti) X(hlt) X(cpuid) X(rdtsc) X(rdmsr) X(wrmsr) X(ud)
 

@@ -124,13 +124,18 @@ bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
     if (mem_ && !cache_ready(addr, size, false)) return sync_stop();
-    if (!may_read(off, size) && !owners_.access(id_, s.cycle, addr, size, false, grants_.mode)) [[unlikely]]
+    if (!may_read(off, size) && !owners_.access(id_, pos(), addr, size, false, grants_.mode)) [[unlikely]]
       return sync_stop();
-    if (mem_) s.cycle += cache_access(addr, size, false);
     v = 0;
+    if (mem_) {
+      // Its own buffered stores first (forwarding; timing v2).
+      if (mem_->buffered(id_) && forwarded(addr, size, v)) return true;
+      s.cycle += cache_access(addr, size, false);
+    }
     std::memcpy(&v, ram_ + off, size);
     return true;
   }
+  if (grants_.mode == AccessMode::exact) drain_stores();  // device accesses follow the stores before them
   if (!device_access_ok(addr, size, false, 0)) return false;
   if (size <= 8 && bus_.load(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "load from unmapped address", true, 0);
@@ -144,15 +149,24 @@ bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
     // block grant, which would copy the block for a store that is not made.
     const uint8_t flags = page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift];
     if (mem_ && !cache_ready(addr, size, true)) return sync_stop();
-    if (flags && owners_.enabled() && !owners_.flagged_store(id_, s.cycle, grants_.mode, flags)) [[unlikely]]
+    if (flags && owners_.enabled() && !owners_.flagged_store(id_, pos(), grants_.mode, flags)) [[unlikely]]
       return sync_stop();
-    if (!may_write(off, size) && !owners_.access(id_, s.cycle, addr, size, true, grants_.mode)) [[unlikely]]
+    if (!may_write(off, size) && !owners_.access(id_, pos(), addr, size, true, grants_.mode)) [[unlikely]]
       return sync_stop();
-    if (mem_) s.cycle += cache_access(addr, size, true);
+    if (mem_) {
+      // A store into a watched page (code, tohost) is visible at once,
+      // after the stores before it.
+      if (flags) drain_stores();
+      const MemorySystem::StoreResult r = mem_->store(id_, s.cycle, pos(), addr, size, v, flags == 0 && !atomic_);
+      l1_hits_ += r.hit;
+      s.cycle += r.stall;
+      if (r.buffered) return true;  // (the loop leaves the fast path: loop_as)
+    }
     std::memcpy(ram_ + off, &v, size);
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
     return true;
   }
+  if (grants_.mode == AccessMode::exact) drain_stores();
   if (!device_access_ok(addr, size, true, v)) return false;
   if (size <= 8 && bus_.store(accessor(), addr, size, v) == AccessResult::ok) return true;
   raise(kGP, "store to unmapped address", true, 0);
@@ -320,6 +334,7 @@ void X86Cpu::do_hlt(const Insn& i) {
     sync_stop();
     return;
   }
+  if (!stores_visible()) return;
   retire(i);
   halted_ = true;
   stop_ = 0;
@@ -524,7 +539,8 @@ void X86Cpu::loop_as(uint64_t budget) {
     // The common case: no step budget, no tracing, no single-step or STI
     // shadow pending, no stale view of code: the fast path, until an
     // instruction needs more.
-    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_) {
+    // (Nor buffered stores, timing v2: loads must look in the buffer.)
+    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_ && !(mem_ && mem_->buffered(id_))) {
       loop_fast();
       if (s.cycle >= stop_) return;
     }
@@ -551,7 +567,15 @@ void X86Cpu::loop_as(uint64_t budget) {
     // back: sim/run_ahead.cpp).
     const Insn copy = in;
     const uint64_t hits_before = l1_hits_;
-    copy.exec(*this, copy);
+    step_cycle_ = s.cycle;
+    // A locked instruction (XCHG with memory is one) waits for the stores
+    // before it to be visible (SDM vol. 3A 8.2.2: locked instructions
+    // have a total order, and loads and stores are not reordered with them).
+    // Its own store is visible at once (atomic_).
+    // (It runs again once they are.)
+    atomic_ = mem_ && (copy.lock || copy.mnemonic == ZYDIS_MNEMONIC_XCHG);
+    if (!atomic_ || grants_.mode != AccessMode::exact || stores_visible()) copy.exec(*this, copy);
+    atomic_ = false;
     // Stopped at a sync point (a store after a load, running ahead): the
     // instruction will run again, and count its hits again.
     if (sync_stop_) l1_hits_ = hits_before;
@@ -575,7 +599,7 @@ void X86Cpu::loop_as(uint64_t budget) {
 bool X86Cpu::device_access_ok(uint64_t addr, unsigned size, bool is_write, uint64_t value) {
   if (!owners_.enabled()) return true;
   if (grants_.mode != AccessMode::exact) return sync_stop();
-  owners_.resolve_mask(id_, s.cycle, bus_.cpus_affected(accessor(), addr, size, is_write, value));
+  owners_.resolve_mask(id_, pos(), bus_.cpus_affected(accessor(), addr, size, is_write, value));
   return true;
 }
 

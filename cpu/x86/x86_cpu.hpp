@@ -115,6 +115,10 @@ class X86Cpu final : public Cpu {
   void uncount_l1_hit() {
     if (mem_) --l1_hits_;
   }
+  // Where the current precise step began: the position at which its
+  // accesses are seen by CPUs that ran ahead (a miss inside the step moves
+  // s.cycle on, but the step is one event at its start).
+  uint64_t pos() const { return step_cycle_ < s.cycle ? step_cycle_ : s.cycle; }
   // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
   void set_memory_system(MemorySystem* m);
   // A CPU running ahead may only hit in its L1: anything else changes
@@ -122,13 +126,37 @@ class X86Cpu final : public Cpu {
   bool cache_ready(uint64_t addr, unsigned size, bool write) const {
     return grants_.mode == AccessMode::exact || mem_->hit(id_, addr, size, write);
   }
+  // Makes every buffered store visible now (serialising instructions,
+  // exceptions and interrupts, devices, stores into watched pages; timing
+  // v2 under tso): they reach RAM at this step, and the CPU waits as long
+  // as the last of them would take.
+  void drain_stores() {
+    if (mem_ && mem_->buffered(id_)) s.cycle = mem_->drain(id_, s.cycle, pos());
+  }
+  // Before MFENCE, a locked instruction or HLT: true when no buffered store
+  // is still on its way. Otherwise the CPU waits until the last one is
+  // visible and the instruction runs again then (false: it did not run),
+  // so that the other CPUs see those stores at their own cycles, not
+  // before, and before anything the instruction does.
+  bool stores_visible() {
+    if (!mem_ || mem_->stores_visible(id_, s.cycle, pos())) return true;
+    stop_ = 0;
+    return false;
+  }
+  // A load served by the store buffer (true), or after waiting for a store
+  // that covers part of it (false: load from RAM).
+  bool forwarded(uint64_t addr, unsigned size, uint64_t& out) {
+    if (!mem_->load_forward(id_, s.cycle, pos(), addr, size, out)) return false;
+    ++l1_hits_;
+    return true;
+  }
   // The access's cost beyond an L1 hit, in exact order (0 for a hit).
   uint64_t cache_access(uint64_t addr, unsigned size, bool write) {
     if (mem_->hit(id_, addr, size, write)) {
       ++l1_hits_;
       return 0;
     }
-    return mem_->access(id_, s.cycle, addr, size, write);
+    return mem_->access(id_, pos(), addr, size, write);
   }
   void run(uint64_t until) override;
   uint64_t step(uint64_t until, uint64_t steps) override;
@@ -144,6 +172,7 @@ class X86Cpu final : public Cpu {
   // the instructions and deliveries that serialise, docs/CODE_MODEL.md).
   // Back to the fast path at once when that ends a view.
   void serialize_code() override {
+    drain_stores();  // a serialising event also waits for the store buffer
     if (!*stale_) return views_.note_serialized(id_, s.cycle);
     views_.serialize(id_, s.cycle);
     stop_ = 0;
@@ -324,6 +353,7 @@ class X86Cpu final : public Cpu {
   // needs loop_as's careful step (TF, an STI shadow).
   void enter_precise(const Fast* f, uint64_t cyc, uint64_t r) {
     s.cycle = cyc;
+    step_cycle_ = cyc;
     s.instret += r;
     s.rip = pc_of(f);
     materialise_flags();
@@ -531,6 +561,8 @@ class X86Cpu final : public Cpu {
   uint64_t next_stall_ = ~0ull;
   uint64_t l1_hits_ = 0;
   MemorySystem* mem_ = nullptr;
+  bool atomic_ = false;  // executing a locked instruction: its store is not buffered
+  uint64_t step_cycle_ = 0;  // pos()
   uint8_t load_extra_ = 0;  // cycles a memory operand read adds (set_memory_system)
   // decode() with timing v2's load latency folded into the cycles.
   Insn decode_at(const uint8_t* bytes, size_t avail, uint64_t rip) const;

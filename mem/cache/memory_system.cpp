@@ -2,6 +2,8 @@
 
 #include "mem/ownership.hpp"
 
+#include <algorithm>
+
 namespace ksim {
 
 namespace {
@@ -19,6 +21,141 @@ MemorySystem::MemorySystem(const MachineProfile& p, int cpus, uint64_t seed) : p
   l2_.reserve(static_cast<size_t>(clusters));
   for (int c = 0; c < clusters; ++c) l2_.emplace_back(p.l2, seed * 131 + 64 + static_cast<uint64_t>(c));
   stats_.assign(static_cast<size_t>(cpus), CacheStats{});
+  buffers_.assign(static_cast<size_t>(cpus), StoreBuffer{});
+  buffer_entries_ = p.store_buffer_entries;
+}
+
+MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t position, uint64_t addr,
+                                              unsigned size, uint64_t value, bool may_buffer) {
+  StoreResult r;
+  StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
+  if (!b.entries.empty()) apply_due(cpu, cycle, position);
+  r.hit = hit(cpu, addr, size, true);
+  const uint64_t extra = r.hit ? 0 : access(cpu, position, addr, size, true);
+  if (model_ == MemoryModel::sc || !may_buffer) {
+    r.stall = extra;
+    return r;
+  }
+  const uint64_t line = addr >> line_shift_;
+  const uint64_t same_line = b.entries.empty() ? 0 : b.line_visible(line, line_shift_);
+  const bool wait = model_ == MemoryModel::tso ? (!r.hit || !b.entries.empty()) : (!r.hit || same_line > cycle);
+  if (!wait) return r;
+  CacheStats& st = stats_[static_cast<size_t>(cpu)];
+  uint64_t now = cycle;
+  // A full buffer: wait for its first entry to become visible.
+  while (b.entries.size() >= buffer_entries_) {
+    const uint64_t t = b.next_visible();
+    if (t > now) {
+      st.buffer_full_cycles += t - now;
+      now = t;
+    }
+    apply_due(cpu, now, position);
+  }
+  r.stall = now - cycle;
+  // Visible when its line is here: at once for a modified line, else after
+  // the miss or upgrade; and never before what must precede it.
+  uint64_t visible = now + (r.hit ? 1 : extra + p_.l1d_latency);
+  const uint64_t before = model_ == MemoryModel::tso ? b.last_visible() : b.line_visible(line, line_shift_);
+  if (visible < before) visible = before;
+  b.entries.push_back(BufferedStore{addr, value, visible, static_cast<uint8_t>(size)});
+  ++st.buffered_stores;
+  r.buffered = true;
+  return r;
+}
+
+MemorySystem::Forward MemorySystem::forward(int cpu, uint64_t addr, unsigned size, uint64_t& value,
+                                            uint64_t& wait) {
+  const StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
+  for (auto it = b.entries.rbegin(); it != b.entries.rend(); ++it) {
+    if (it->addr + it->size <= addr || addr + size <= it->addr) continue;
+    if (it->addr <= addr && addr + size <= it->addr + it->size) {
+      value = it->value >> (8 * (addr - it->addr));
+      if (size < 8) value &= (uint64_t{1} << (8 * size)) - 1;
+      ++stats_[static_cast<size_t>(cpu)].forwarded_loads;
+      return Forward::full;
+    }
+    wait = it->visible;
+    return Forward::partial;
+  }
+  return Forward::none;
+}
+
+void MemorySystem::apply_due(int cpu, uint64_t cycle, uint64_t position) {
+  StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
+  // Program order among the due entries: two to one line are in visibility
+  // order already, and entries to different lines commute.
+  for (auto it = b.entries.begin(); it != b.entries.end();) {
+    if (it->visible <= cycle) {
+      const BufferedStore e = *it;
+      it = b.entries.erase(it);
+      if (e.applied) continue;
+      // Made visible by its own CPU at `position` (its step, which may come
+      // before `visible`: a fence or an atomic flushes the buffer): a CPU
+      // that ran ahead over the bytes is put back first, as for a store.
+      if (owners_ && owners_->enabled()) owners_->before_host_access(cpu, position, e.addr, e.size, true);
+      if (apply) apply(cpu, e);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void MemorySystem::apply_due_all(uint64_t cycle) {
+  for (int c = 0; c < cpus(); ++c)
+    for (BufferedStore& e : buffers_[static_cast<size_t>(c)].entries)
+      if (!e.applied && e.visible <= cycle) {
+        e.applied = true;
+        if (apply) apply(c, e);
+      }
+}
+
+uint64_t MemorySystem::drain(int cpu, uint64_t cycle, uint64_t position) {
+  StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
+  if (b.entries.empty()) return cycle;
+  const uint64_t t = std::max(cycle, b.last_visible());
+  stats_[static_cast<size_t>(cpu)].drain_cycles += t - cycle;
+  apply_due(cpu, t, position);
+  return t;
+}
+
+bool MemorySystem::load_forward(int cpu, uint64_t& cycle, uint64_t position, uint64_t addr, unsigned size,
+                                uint64_t& value) {
+  apply_due(cpu, cycle, position);  // what is visible by now is memory's
+  uint64_t wait = 0;
+  switch (forward(cpu, addr, size, value, wait)) {
+    case Forward::full:
+      return true;
+    case Forward::partial:
+      if (wait > cycle) cycle = wait;
+      apply_due(cpu, cycle, position);
+      return false;
+    case Forward::none:
+      break;
+  }
+  return false;
+}
+
+bool MemorySystem::stores_visible(int cpu, uint64_t& cycle, uint64_t position) {
+  if (!buffered(cpu)) return true;
+  apply_due(cpu, cycle, position);
+  if (!buffered(cpu)) return true;
+  cycle = wait_for(cpu, cycle);
+  return false;
+}
+
+uint64_t MemorySystem::wait_for(int cpu, uint64_t cycle) {
+  const uint64_t t = std::max(cycle, buffers_[static_cast<size_t>(cpu)].last_visible());
+  stats_[static_cast<size_t>(cpu)].drain_cycles += t - cycle;
+  return t;
+}
+
+uint64_t MemorySystem::next_visible_except(int cpu) const {
+  uint64_t t = StoreBuffer::kNone;
+  for (int c = 0; c < cpus(); ++c)
+    if (c != cpu)
+      for (const BufferedStore& e : buffers_[static_cast<size_t>(c)].entries)
+        if (!e.applied) t = std::min(t, e.visible);
+  return t;
 }
 
 std::vector<Cache*> MemorySystem::all_caches() {

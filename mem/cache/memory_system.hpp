@@ -14,11 +14,13 @@
 // that CPU, if it runs ahead, is put back first here.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "mem/cache/cache.hpp"
 #include "mem/cache/coherence.hpp"
 #include "mem/cache/profile.hpp"
+#include "mem/cache/store_buffer.hpp"
 
 namespace ksim {
 
@@ -35,6 +37,10 @@ struct CacheStats {
   uint64_t writebacks = 0;         // modified lines this CPU's L1 gave up
   uint64_t back_invalidations = 0; // lines an inclusive L2 took from this CPU's L1
   uint64_t stall_cycles = 0;       // cycles beyond the L1 hit latency
+  // Store buffer (tso, rvwmo): stores buffered, loads served from the
+  // buffer, cycles waiting for a free entry, cycles draining it (fences,
+  // atomics, traps, device accesses).
+  uint64_t buffered_stores = 0, forwarded_loads = 0, buffer_full_cycles = 0, drain_cycles = 0;
 };
 
 class MemorySystem {
@@ -55,10 +61,61 @@ class MemorySystem {
     if (((addr ^ (addr + size - 1)) >> line_shift_) != 0) return false;
     return l1_[static_cast<size_t>(cpu)].holds(addr, write ? kMesiM : kMesiS);
   }
-  // An access in exact order: the cycles it costs beyond an L1 hit (0 for
-  // a hit). Moves lines between the caches; a store, an atomic or a locked
+  // An access in exact order, in the CPU's step that began at `cycle`: the
+  // cycles it costs beyond an L1 hit (0 for a hit). Moves lines between the caches; a store, an atomic or a locked
   // instruction (`write`) takes the line exclusive.
   uint32_t access(int cpu, uint64_t cycle, uint64_t addr, unsigned size, bool write);
+
+  // --- Store buffers (mem/cache/store_buffer.hpp) ---------------------------
+  MemoryModel model() const { return model_; }
+  void set_model(MemoryModel m) { model_ = m; }
+  // How a visible entry reaches RAM (the machine writes it and tells the
+  // page's listeners, as a store does).
+  std::function<void(int cpu, const BufferedStore&)> apply;
+  bool buffered(int cpu) const { return !buffers_[static_cast<size_t>(cpu)].entries.empty(); }
+  const StoreBuffer& buffer(int cpu) const { return buffers_[static_cast<size_t>(cpu)]; }
+  std::vector<StoreBuffer>& all_buffers() { return buffers_; }
+  struct StoreResult {
+    uint64_t stall = 0;     // cycles the CPU waits (a miss under sc, a full buffer)
+    bool hit = false;       // the line was modified in the L1 already
+    bool buffered = false;  // the value is in the buffer, not in RAM
+  };
+  // A store in exact order (the caller writes RAM unless it is buffered).
+  // `may_buffer` false: it must be visible at once (a store into a watched
+  // page, after the buffer was drained): it waits for its line, as under sc.
+  // `position`: where the CPU's step began (CPUs ahead are put back there).
+  StoreResult store(int cpu, uint64_t cycle, uint64_t position, uint64_t addr, unsigned size, uint64_t value,
+                    bool may_buffer = true);
+  // A load by `cpu` of [addr, addr+size): the buffer's newest store that
+  // covers it, if one does (forwarded); a store that covers part of it
+  // must become visible first (`wait` is the cycle it does).
+  enum class Forward { none, full, partial };
+  Forward forward(int cpu, uint64_t addr, unsigned size, uint64_t& value, uint64_t& wait);
+  // `cpu` itself, in its step at `position`: its entries visible by
+  // `cycle` reach RAM (if no other CPU's step put them there already) and
+  // leave the buffer.
+  void apply_due(int cpu, uint64_t cycle, uint64_t position);
+  // Before any CPU's step at `cycle`: every entry visible by then is in RAM
+  // (each stays in its buffer until its own CPU passes it).
+  void apply_due_all(uint64_t cycle);
+  // Waits for the whole buffer: the cycle the last entry is visible (at
+  // least `cycle`); everything is applied.
+  uint64_t drain(int cpu, uint64_t cycle, uint64_t position);
+  // What both cores do with their buffers. A load of [addr, addr+size) at
+  // `cycle` in the step at `position`: true with `value` when a buffered
+  // store covers it; a store covering part of it is waited for (`cycle`
+  // moves on) and the load then reads RAM (false).
+  bool load_forward(int cpu, uint64_t& cycle, uint64_t position, uint64_t addr, unsigned size, uint64_t& value);
+  // Before a fence, an atomic, WFI or HLT: true when no buffered store is
+  // still on its way; else `cycle` moves to when the last is visible and
+  // the instruction must run again then (false).
+  bool stores_visible(int cpu, uint64_t& cycle, uint64_t position);
+  // The cycle the last buffered store becomes visible (at least `cycle`),
+  // counted as drain cycles; nothing is applied (the machine applies each
+  // at its cycle).
+  uint64_t wait_for(int cpu, uint64_t cycle);
+  // The earliest visibility among the other CPUs' buffers (kNone: none).
+  uint64_t next_visible_except(int cpu) const;
 
   const CacheStats& stats(int cpu) const { return stats_[static_cast<size_t>(cpu)]; }
   // The state of `addr`'s line in `cpu`'s L1, and whether its L2 holds it.
@@ -83,6 +140,9 @@ class MemorySystem {
   std::vector<Cache> l1_;  // per CPU, MESI states
   std::vector<Cache> l2_;  // per cluster: 1 clean, 2 dirty
   std::vector<CacheStats> stats_;
+  std::vector<StoreBuffer> buffers_;
+  MemoryModel model_ = MemoryModel::sc;
+  uint32_t buffer_entries_ = 0;
   PageOwners* owners_ = nullptr;
 };
 

@@ -35,7 +35,7 @@ constexpr Key kKeys[] = {
     {"l2.inclusive", Kind::yes_no}, {"l2.latency", Kind::cycles},
     {"memory.latency", Kind::cycles},       {"transfer.same_l2", Kind::cycles},
     {"transfer.other_l2", Kind::cycles},    {"upgrade.same_l2", Kind::cycles},
-    {"upgrade.other_l2", Kind::cycles},
+    {"upgrade.other_l2", Kind::cycles},     {"store_buffer.entries", Kind::number},
 };
 
 const Key* find_key(std::string_view k) {
@@ -140,6 +140,8 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
   p.transfer_other_l2 = num("transfer.other_l2");
   p.upgrade_same_l2 = num("upgrade.same_l2");
   p.upgrade_other_l2 = num("upgrade.other_l2");
+  p.store_buffer_entries = num("store_buffer.entries");
+  if (p.store_buffer_entries == 0) throw std::invalid_argument(std::string(origin) + ": store_buffer.entries must be at least 1");
   if (p.clock_mhz == 0) throw fail("clock_mhz must be positive");
   if (p.l1d.line_bytes != p.l2.line_bytes) throw fail("l1d.line and l2.line differ: one line size for the whole hierarchy");
   if (p.l1d_latency == 0 || p.l1d_latency > p.l2_latency || p.l2_latency > p.memory_latency)

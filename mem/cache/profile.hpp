@@ -37,6 +37,8 @@ struct MachineProfile {
   // A write to a shared copy: invalidating copies under the same L2 only,
   // or under another L2 too.
   uint32_t upgrade_same_l2 = 0, upgrade_other_l2 = 0;
+  // Stores a CPU may have executed but not yet made visible (tso, rvwmo).
+  uint32_t store_buffer_entries = 0;
 
   // Per key: the value as written and its source comment.
   struct Entry {

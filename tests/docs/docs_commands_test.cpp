@@ -262,15 +262,25 @@ const std::map<std::string, Check>& checks() {
     // --- TIMING.md: model v2 -------------------------------------------------
     t["build/apps/ksim/ksim run --timing v2 --stats"] = ok([passed](const Ran& r) {
       passed(r);
-      CHECK(r.out().find("timing: v2, machine sifive-u54 (") != std::string::npos);
+      CHECK(r.out().find("timing: v2, machine sifive-u54, memory model rvwmo (") != std::string::npos);
       CHECK(r.out().find("memory (sifive-u54): per CPU\n") != std::string::npos);
       CHECK(std::regex_search(r.out(), std::regex(R"(\n  0 +[1-9]\d* +[1-9]\d* )")));  // hits and misses
     });
     t["build/apps/ksim/ksim run --isa x86 --cpus 4 --machine xeon-e5410 --stats"] = ok([passed](const Ran& r) {
       passed(r);
-      CHECK(r.out().find("timing: v2, machine xeon-e5410 (") != std::string::npos);
+      CHECK(r.out().find("timing: v2, machine xeon-e5410, memory model tso (") != std::string::npos);
       for (const char* row : {"\n  0 ", "\n  1 ", "\n  2 ", "\n  3 "}) CHECK(r.out().find(row) != std::string::npos);
     });
+    // "00=499": store buffering under RVWMO; none under sc.
+    t["build/apps/ksim/ksim run --elf build/workloads/rv64/litmus_rv64.elf --cpus 2 --timing v2"] = ok([passed](const Ran& r) {
+      passed(r);
+      CHECK(r.out().find("litmus: SB fence 0: 00=499 ") != std::string::npos);
+    });
+    t["build/apps/ksim/ksim run --elf build/workloads/rv64/litmus_rv64.elf --cpus 2 --timing v2 --memory-model sc"] =
+        ok([passed](const Ran& r) {
+          passed(r);
+          CHECK(r.out().find("litmus: SB fence 0: 00=0 ") != std::string::npos);
+        });
     // The table's U54 column: cycles per load at 4 KiB, 1 MiB and 32 MiB.
     t["build/apps/ksim/ksim run --elf build/workloads/rv64/memlat_rv64.elf --timing v2"] = ok([passed](const Ran& r) {
       passed(r);

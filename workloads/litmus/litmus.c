@@ -1,0 +1,122 @@
+/* litmus: two CPUs run a memory-model litmus test over and over and count
+ * its outcomes, so that a test can check which outcomes a memory model
+ * allows (docs/TIMING.md). The shapes are the classic ones (as in the
+ * herd/litmus collections and the Intel SDM's section 8.2.3 examples):
+ *
+ *   SB (store buffering)      MP (message passing)
+ *   CPU 0      CPU 1          CPU 0        CPU 1
+ *   x = 1      y = 1          data = 1     r0 = flag
+ *   [fence]    [fence]        [fence]      [fence]
+ *   r0 = y     r1 = x         flag = 1     r1 = data
+ *
+ * SB's r0 = r1 = 0 is the store buffer's outcome: x86-TSO and RVWMO
+ * allow it, SC does not, and neither does any model with the fences.
+ * MP's r0 = 1, r1 = 0 is allowed by RVWMO without fences only.
+ *
+ * Every round uses fresh lines for the shared locations (in memory, in no
+ * cache), CPU 0 has just written `flag` (its line is modified in CPU
+ * 0's cache, as a flag a producer keeps reusing is), and each CPU waits a
+ * pseudo-random 0-31 loop iterations before its part, so the rounds
+ * interleave in many ways. A barrier (an atomic counter) separates rounds.
+ *
+ * The host sets litmus_shape (0 SB, 1 MP), litmus_fence (0/1) and
+ * litmus_rounds before the run; CPU 0 prints
+ *   litmus: <shape> fence <0|1>: 00=<n> 01=<n> 10=<n> 11=<n>
+ * with the count of each (r0, r1) and keeps them in litmus_counts. */
+#include "libguest.h"
+
+volatile unsigned litmus_booted __attribute__((section(".data"))) = 0;
+/* In .data, not .bss: CPU 0 clears .bss, and the host sets these first. */
+volatile unsigned long litmus_shape __attribute__((section(".data"))) = 0;
+volatile unsigned long litmus_fence __attribute__((section(".data"))) = 0;
+volatile unsigned long litmus_rounds __attribute__((section(".data"))) = 500;
+volatile unsigned long litmus_counts[4];
+
+#define kMaxRounds 4096
+#define kLine 64
+/* One line per location per round, x (or data) and y (or flag), in RAM no
+ * one has touched (past the stacks, not .bss, which boot clears through
+ * the caches): each is in memory, not in any cache, when its round comes. */
+extern char __stack_top[];
+static char *line_a(unsigned long i) {
+  const unsigned long base = ((unsigned long)__stack_top + (64ul << 10) + (1ul << 20) - 1) & ~((1ul << 20) - 1);
+  return (char *)(base + i * kLine);
+}
+static char *line_b(unsigned long i) { return line_a(kMaxRounds + i); }
+static volatile unsigned long result1[kMaxRounds];
+
+static unsigned long bar_count, bar_sense;
+
+static void barrier(unsigned long *sense) {
+  *sense = !*sense;
+  if (__atomic_add_fetch(&bar_count, 1, __ATOMIC_ACQ_REL) == 2) {
+    __atomic_store_n(&bar_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&bar_sense, *sense, __ATOMIC_RELEASE);
+  } else {
+    while (__atomic_load_n(&bar_sense, __ATOMIC_ACQUIRE) != *sense) {
+    }
+  }
+}
+
+static void full_fence(void) {
+#if defined(__riscv)
+  __asm__ volatile("fence rw, rw" ::: "memory");
+#else
+  __asm__ volatile("mfence" ::: "memory");
+#endif
+}
+
+static void delay(unsigned long n) {
+  for (unsigned long k = 0; k < n; k++) __asm__ volatile("" ::: "memory");
+}
+
+int litmus_main(unsigned cpu) {
+  const unsigned long shape = litmus_shape, fence = litmus_fence;
+  unsigned long rounds = litmus_rounds;
+  if (rounds > kMaxRounds) rounds = kMaxRounds;
+  unsigned long sense = 0, rng = cpu ? 0x2545f4914f6cdd1dul : 0x9e3779b97f4a7c15ul;
+  for (unsigned long i = 0; i < rounds; i++) {
+    volatile unsigned long *a = (volatile unsigned long *)line_a(i);
+    volatile unsigned long *b = (volatile unsigned long *)line_b(i);
+    if (shape == 1 && cpu == 0) *b = 0; /* flag: modified in CPU 0's cache */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    barrier(&sense);
+    delay(rng & 31);
+    unsigned long r = 0;
+    if (shape == 0) { /* SB */
+      if (cpu == 0) {
+        *a = 1;
+        if (fence) full_fence();
+        r = *b;
+      } else {
+        *b = 1;
+        if (fence) full_fence();
+        r = *a;
+      }
+    } else { /* MP: a = data, b = flag */
+      if (cpu == 0) {
+        *a = 1;
+        if (fence) full_fence();
+        *b = 1;
+      } else {
+        const unsigned long f = *b;
+        if (fence) full_fence();
+        const unsigned long d = *a;
+        r = (f << 1) | d;
+      }
+    }
+    if (cpu == 1) result1[i] = r;
+    barrier(&sense);
+    if (cpu == 0) {
+      /* SB: (CPU 0's r0, CPU 1's r1); MP: CPU 1's (flag, data). */
+      const unsigned long v = result1[i];
+      litmus_counts[shape == 0 ? ((r & 1) << 1) | (v & 1) : (v & 3)]++;
+    }
+  }
+  if (cpu == 0)
+    printf("litmus: %s fence %lu: 00=%lu 01=%lu 10=%lu 11=%lu\n", shape == 0 ? "SB" : "MP", fence, litmus_counts[0],
+           litmus_counts[1], litmus_counts[2], litmus_counts[3]);
+  return 0;
+}

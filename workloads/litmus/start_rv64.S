@@ -1,0 +1,45 @@
+/* Two-hart entry for the litmus guest (RV64): hart 0 clears .bss and
+ * releases hart 1; both run litmus_main(hart) on stacks of their own
+ * (32 KiB each, in the runtime's 64 KiB stack area). Harts 2 and up park.
+ * Hart 0's return value goes to the finisher (poweroff). */
+  .section .text.init, "ax", @progbits
+  .globl _start
+_start:
+  .option push
+  .option norelax
+  la gp, __global_pointer$
+  .option pop
+  li t1, 2
+  bgeu a0, t1, park
+  la sp, __stack_top
+  slli t0, a0, 15
+  sub sp, sp, t0
+  bnez a0, secondary
+  la t0, __bss_start
+  la t1, __bss_end
+1:
+  bgeu t0, t1, 2f
+  sd zero, 0(t0)
+  addi t0, t0, 8
+  j 1b
+2:
+  fence rw, rw
+  la t0, litmus_booted
+  li t1, 1
+  sw t1, 0(t0)
+  li a0, 0
+  call litmus_main
+  tail poweroff
+secondary:
+  la t0, litmus_booted
+3:
+  lw t1, 0(t0)
+  beqz t1, 3b
+  fence rw, rw
+  li a0, 1
+  call litmus_main
+park:
+  csrw mie, zero
+4:
+  wfi
+  j 4b

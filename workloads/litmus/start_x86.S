@@ -1,0 +1,43 @@
+/* Two-CPU entry for the litmus guest (x86-64): CPU 0 clears .bss and
+ * releases CPU 1; both run litmus_main(cpu) on stacks of their own
+ * (32 KiB each, in the runtime's 64 KiB stack area). CPUs 2 and up park.
+ * CPU 0's return value goes to the finisher (poweroff). Every CPU starts
+ * with RDI = its number and interrupts off. */
+  .section .text.init, "ax", @progbits
+  .globl _start
+_start:
+  cmp $2, %edi
+  jae park
+  cld
+  lea __stack_top(%rip), %rsp
+  mov %rdi, %rax
+  shl $15, %rax
+  sub %rax, %rsp
+  xor %ebp, %ebp
+  test %edi, %edi
+  jnz secondary
+  lea __bss_start(%rip), %rdi
+  lea __bss_end(%rip), %rcx
+  xor %eax, %eax
+1:
+  cmp %rcx, %rdi
+  jae 2f
+  mov %rax, (%rdi)
+  add $8, %rdi
+  jmp 1b
+2:
+  movl $1, litmus_booted(%rip)
+  xor %edi, %edi
+  call litmus_main
+  mov %eax, %edi
+  call poweroff
+secondary:
+  mov litmus_booted(%rip), %eax
+  test %eax, %eax
+  jz secondary
+  mov $1, %edi
+  call litmus_main
+park:
+  cli
+  hlt
+  jmp park
