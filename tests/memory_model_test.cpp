@@ -39,7 +39,7 @@ Litmus run_litmus(Isa isa, MemoryModel model, Shape shape, bool fence, uint64_t 
   cfg.reference_schedule = schedule == 1;
   cfg.run_ahead = schedule != 2;
   Machine m(cfg);
-  m.load(test::guest_image(isa == Isa::rv64 ? "workloads/rv64/litmus_rv64.elf" : "workloads/x86/litmus_x86.elf", isa));
+  m.load(test::guest_image(isa == Isa::rv64 ? "workloads/rv64/smp_litmus_rv64.elf" : "workloads/x86/smp_litmus_x86.elf", isa));
   auto poke = [&](const char* sym, uint64_t v) {
     const Symbol* s = m.symbols().find(sym);
     REQUIRE(s != nullptr);

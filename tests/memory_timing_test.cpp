@@ -243,6 +243,38 @@ TEST_CASE("Timing v2: a seed adds no memory stalls", "[memory][memlat]") {
   CHECK(seeded.at(16384) == plain.at(16384));
 }
 
+// False sharing (issue 23 §5): two CPUs' atomic adds to counters in one
+// line take the line from each other every time; in a line each, they hit.
+// The guest times both; the difference per add is one transfer from the
+// other CPU's cache, less the L1 hit the atomic's own cost already counts
+// (the CPUs share an L2 on both machines: CPUs 0 and 1).
+TEST_CASE("False sharing: one line between two CPUs costs a transfer per add", "[memory][falseshare]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    const auto p = profile(isa == Isa::rv64 ? "sifive-u54" : "xeon-e5410");
+    MachineConfig cfg;
+    cfg.isa = isa;
+    cfg.cpus = 2;
+    cfg.profile = p;
+    cfg.memory_model = isa == Isa::rv64 ? MemoryModel::rvwmo : MemoryModel::tso;
+    Machine m(cfg);
+    m.load(test::guest_image(isa == Isa::rv64 ? "workloads/rv64/smp_falseshare_rv64.elf" : "workloads/x86/smp_falseshare_x86.elf",
+                             isa));
+    const RunResult r = m.run();
+    REQUIRE(r.end == RunResult::End::poweroff);
+    REQUIRE(r.status == 0);  // both counters reached their count
+    unsigned long long same = 0, own = 0;
+    const size_t at = m.console().find("falseshare: ");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::sscanf(m.console().c_str() + at, "falseshare: same line %llu own lines %llu", &same, &own) == 2);
+    const double diff = (static_cast<double>(same) - static_cast<double>(own)) / 100.0;
+    const double expected = p->transfer_same_l2 - p->l1d_latency;
+    INFO(p->name << ": same line " << same / 100.0 << ", own lines " << own / 100.0 << " cycles per add");
+    CHECK(diff >= expected * 0.9);
+    CHECK(diff <= expected * 1.1);
+    CHECK(m.memory_system()->stats(0).transfers > 1000);  // most of the 2,000 adds
+  }
+}
+
 namespace {
 
 struct Outcome {

@@ -123,14 +123,15 @@ bool X86Cpu::write_mem_operand(const Insn& i, const Operand& o, uint64_t v) {
 bool X86Cpu::mem_read(uint64_t addr, unsigned size, uint64_t& v) {
   uint64_t off = addr - ram_base_;
   if (size <= 8 && off < ram_size_ && size <= ram_size_ - off) {
-    if (mem_ && !cache_ready(addr, size, false)) return sync_stop();
+    // A locked instruction's load takes the line exclusive (its store follows).
+    if (mem_ && !cache_ready(addr, size, atomic_)) return sync_stop();
     if (!may_read(off, size) && !owners_.access(id_, pos(), addr, size, false, grants_.mode)) [[unlikely]]
       return sync_stop();
     v = 0;
     if (mem_) {
       // Its own buffered stores first (forwarding; timing v2).
       if (mem_->buffered(id_) && forwarded(addr, size, v)) return true;
-      s.cycle += cache_access(addr, size, false);
+      s.cycle += cache_access(addr, size, atomic_);
     }
     std::memcpy(&v, ram_ + off, size);
     return true;

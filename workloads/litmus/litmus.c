@@ -25,7 +25,7 @@
  * with the count of each (r0, r1) and keeps them in litmus_counts. */
 #include "libguest.h"
 
-volatile unsigned litmus_booted __attribute__((section(".data"))) = 0;
+volatile unsigned two_cpu_booted __attribute__((section(".data"))) = 0;
 /* In .data, not .bss: CPU 0 clears .bss, and the host sets these first. */
 volatile unsigned long litmus_shape __attribute__((section(".data"))) = 0;
 volatile unsigned long litmus_fence __attribute__((section(".data"))) = 0;
@@ -70,7 +70,7 @@ static void delay(unsigned long n) {
   for (unsigned long k = 0; k < n; k++) __asm__ volatile("" ::: "memory");
 }
 
-int litmus_main(unsigned cpu) {
+int two_cpu_main(unsigned cpu) {
   const unsigned long shape = litmus_shape, fence = litmus_fence;
   unsigned long rounds = litmus_rounds;
   if (rounds > kMaxRounds) rounds = kMaxRounds;

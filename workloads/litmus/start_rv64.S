@@ -1,6 +1,6 @@
-/* Two-hart entry for the litmus guest (RV64): hart 0 clears .bss and
- * releases hart 1; both run litmus_main(hart) on stacks of their own
- * (32 KiB each, in the runtime's 64 KiB stack area). Harts 2 and up park.
+/* Two-hart entry for the two-CPU guests here (litmus, falseshare; RV64):
+ * hart 0 clears .bss and releases hart 1; both run two_cpu_main(hart) on
+ * stacks of their own (32 KiB each, in the runtime's 64 KiB stack area). Harts 2 and up park.
  * Hart 0's return value goes to the finisher (poweroff). */
   .section .text.init, "ax", @progbits
   .globl _start
@@ -24,20 +24,20 @@ _start:
   j 1b
 2:
   fence rw, rw
-  la t0, litmus_booted
+  la t0, two_cpu_booted
   li t1, 1
   sw t1, 0(t0)
   li a0, 0
-  call litmus_main
+  call two_cpu_main
   tail poweroff
 secondary:
-  la t0, litmus_booted
+  la t0, two_cpu_booted
 3:
   lw t1, 0(t0)
   beqz t1, 3b
   fence rw, rw
   li a0, 1
-  call litmus_main
+  call two_cpu_main
 park:
   csrw mie, zero
 4:

@@ -1,6 +1,6 @@
-/* Two-CPU entry for the litmus guest (x86-64): CPU 0 clears .bss and
- * releases CPU 1; both run litmus_main(cpu) on stacks of their own
- * (32 KiB each, in the runtime's 64 KiB stack area). CPUs 2 and up park.
+/* Two-CPU entry for the two-CPU guests here (litmus, falseshare; x86-64):
+ * CPU 0 clears .bss and releases CPU 1; both run two_cpu_main(cpu) on
+ * stacks of their own (32 KiB each, in the runtime's 64 KiB stack area). CPUs 2 and up park.
  * CPU 0's return value goes to the finisher (poweroff). Every CPU starts
  * with RDI = its number and interrupts off. */
   .section .text.init, "ax", @progbits
@@ -26,17 +26,17 @@ _start:
   add $8, %rdi
   jmp 1b
 2:
-  movl $1, litmus_booted(%rip)
+  movl $1, two_cpu_booted(%rip)
   xor %edi, %edi
-  call litmus_main
+  call two_cpu_main
   mov %eax, %edi
   call poweroff
 secondary:
-  mov litmus_booted(%rip), %eax
+  mov two_cpu_booted(%rip), %eax
   test %eax, %eax
   jz secondary
   mov $1, %edi
-  call litmus_main
+  call two_cpu_main
 park:
   cli
   hlt

@@ -1,0 +1,62 @@
+/* falseshare: two CPUs each add 1 to a counter of their own, N times with
+ * an atomic add, first with both counters in one cache line (false
+ * sharing: every add must take the line from the other CPU), then with
+ * each counter in a line of its own. CPU 0 times each phase with the cycle
+ * counter; CPU 1 runs the same loops. Printed by CPU 0:
+ *
+ *   falseshare: same line <centicycles per add> own lines <centicycles per add>
+ *
+ * The difference is what one line transfer between the two CPUs' caches
+ * costs (tests/memory_timing_test.cpp compares it with the machine
+ * profile's transfer cost). */
+#include "libguest.h"
+
+volatile unsigned two_cpu_booted __attribute__((section(".data"))) = 0;
+volatile unsigned long falseshare_adds __attribute__((section(".data"))) = 2000;
+
+static unsigned long shared_line[8] __attribute__((aligned(64)));    /* [0] CPU 0's, [1] CPU 1's */
+static unsigned long own_lines[2][8] __attribute__((aligned(64)));   /* a line each */
+static unsigned long bar_count, bar_sense;
+
+static unsigned long cycles(void) {
+#if defined(__riscv)
+  unsigned long v;
+  __asm__ volatile("rdcycle %0" : "=r"(v));
+  return v;
+#else
+  unsigned int lo, hi;
+  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((unsigned long)hi << 32) | lo;
+#endif
+}
+
+static void barrier(unsigned long *sense) {
+  *sense = !*sense;
+  if (__atomic_add_fetch(&bar_count, 1, __ATOMIC_ACQ_REL) == 2) {
+    __atomic_store_n(&bar_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&bar_sense, *sense, __ATOMIC_RELEASE);
+  } else {
+    while (__atomic_load_n(&bar_sense, __ATOMIC_ACQUIRE) != *sense) {
+    }
+  }
+}
+
+static unsigned long run(unsigned long *counter, unsigned long n, unsigned long *sense) {
+  barrier(sense);
+  const unsigned long t0 = cycles();
+  for (unsigned long i = 0; i < n; i++) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+  const unsigned long t1 = cycles();
+  barrier(sense);
+  return (t1 - t0) * 100 / n;
+}
+
+int two_cpu_main(unsigned cpu) {
+  const unsigned long n = falseshare_adds;
+  unsigned long sense = 0;
+  const unsigned long same = run(&shared_line[cpu], n, &sense);
+  const unsigned long own = run(&own_lines[cpu][0], n, &sense);
+  if (cpu != 0) return 0;
+  if (shared_line[0] != n || own_lines[0][0] != n) return 1;
+  printf("falseshare: same line %lu own lines %lu\n", same, own);
+  return 0;
+}
