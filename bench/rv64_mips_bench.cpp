@@ -33,7 +33,10 @@ void run_guest(benchmark::State& state, const char* elf, int cpus = 1, uint64_t 
   cfg.cpus = cpus;
   cfg.quantum = quantum;
   cfg.isa = isa;
-  if (v2) cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
+  if (v2) {
+    cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
+    cfg.memory_model = ksim::default_memory_model(isa);
+  }
   ksim::bench::measure_runs(state, guest(elf, isa), cfg);
 }
 

@@ -45,7 +45,10 @@ void BM_Smp(benchmark::State& state) {
   cfg.quantum = mode == kQuantum1000 ? 1000 : 1;
   cfg.reference_schedule = mode == kReference;
   cfg.run_ahead = mode != kNoRunAhead;
-  if (mode == kExactV2) cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
+  if (mode == kExactV2) {
+    cfg.profile = ksim::load_machine_profile(ksim::default_machine_name(isa));
+    cfg.memory_model = ksim::default_memory_model(isa);
+  }
   ksim::bench::measure_runs(state, kernel(isa), cfg);
   state.SetLabel(std::string(isa == Isa::rv64 ? "rv64" : "x86") + " " + std::to_string(cpus) + " cpus " +
                  (mode == kExact         ? "exact"

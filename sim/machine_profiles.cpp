@@ -41,6 +41,8 @@ std::vector<std::string> builtin_machine_names() {
 
 std::string default_machine_name(Isa isa) { return isa == Isa::x86_64 ? "xeon-e5410" : "sifive-u54"; }
 
+MemoryModel default_memory_model(Isa isa) { return isa == Isa::x86_64 ? MemoryModel::tso : MemoryModel::rvwmo; }
+
 std::shared_ptr<const MachineProfile> load_machine_profile(const std::string& name_or_path) {
   for (const Builtin& b : kBuiltins)
     if (name_or_path == b.name)

@@ -220,8 +220,10 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.run_ahead = !vm.count("no-run-ahead");
     if (timing == "v2") {
       cfg.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
-      const std::string mm = memory_model.empty() ? (isa == Isa::x86_64 ? "tso" : "rvwmo") : memory_model;
-      cfg.memory_model = mm == "tso" ? MemoryModel::tso : mm == "rvwmo" ? MemoryModel::rvwmo : MemoryModel::sc;
+      cfg.memory_model = memory_model.empty()    ? default_memory_model(isa)
+                         : memory_model == "tso"   ? MemoryModel::tso
+                         : memory_model == "rvwmo" ? MemoryModel::rvwmo
+                                                   : MemoryModel::sc;
     }
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
