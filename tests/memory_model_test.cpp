@@ -16,6 +16,7 @@
 #include "sim/machine.hpp"
 #include "sim/machine_profiles.hpp"
 #include "support/images.hpp"
+#include "support/ksim_cli.hpp"
 
 using namespace ksim;
 
@@ -129,4 +130,34 @@ TEST_CASE("Litmus runs: the exact schedules agree under every memory model", "[m
           CHECK(other.cycles == ahead.cycles);
         }
       }
+}
+
+// The command line under v2: the ISA's own model by default, named in the
+// summary; a probed kernel gives the same run on both exact schedules; a
+// bad model or combination is a usage error (exit status 2).
+TEST_CASE("ksim run --timing v2: memory models on the command line, probes included", "[memory][cli]") {
+  for (const char* isa : {"rv64", "x86"}) {
+    INFO(isa);
+    const std::vector<std::string> args = {"run", "--isa", isa, "--cpus", "4", "--timing", "v2", "-q",
+                                           "--probe", "p:do_fork do_fork", "--probe-action", "do_fork=count"};
+    const test::ProcessResult a = test::run_ksim(args);
+    std::vector<std::string> ref = args;
+    ref.push_back("--reference-schedule");
+    const test::ProcessResult b = test::run_ksim(ref);
+    CHECK(a.status == 0);
+    CHECK(a.out.find(std::string("memory model ") + (std::string(isa) == "rv64" ? "rvwmo" : "tso")) !=
+          std::string::npos);
+    CHECK(a.out.find("probes: 1536 hits, 0 missed") != std::string::npos);
+    auto tail = [](const std::string& out) { return out.substr(out.find("cycles: ")); };
+    CHECK(tail(a.out) == tail(b.out));  // cycles and trace hash
+  }
+  const test::ProcessResult bad = test::run_ksim({"run", "--timing", "v2", "--memory-model", "pso"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--memory-model must be sc, tso or rvwmo") != std::string::npos);
+  const test::ProcessResult v1 = test::run_ksim({"run", "--memory-model", "tso"});
+  CHECK(v1.status == 2);
+  CHECK(v1.err.find("needs --timing v2") != std::string::npos);
+  const test::ProcessResult x86 = test::run_ksim({"run", "--isa", "x86", "--timing", "v2", "--memory-model", "rvwmo"});
+  CHECK(x86.status == 2);
+  CHECK(x86.err.find("rvwmo is weaker than x86 promises") != std::string::npos);
 }

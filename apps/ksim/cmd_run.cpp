@@ -179,6 +179,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!machine_name.empty()) timing = "v2";
   if (!memory_model.empty() && memory_model != "sc" && memory_model != "tso" && memory_model != "rvwmo")
     throw UsageError{"--memory-model must be sc, tso or rvwmo"};
+  if (memory_model == "rvwmo" && isa == Isa::x86_64)
+    throw UsageError{"--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc"};
   if (!memory_model.empty() && memory_model != "sc" && timing == "v1")
     throw UsageError{"--memory-model " + memory_model + " needs --timing v2 (model v1 has no store buffers)"};
   if (!restore.empty())
