@@ -106,6 +106,17 @@ TEST_CASE("Profiles refuse uncited, unknown, missing and malformed values", "[me
         std::string::npos);
   CHECK(error(replace_line(good, "l1d.replacement", "l1d.replacement = fifo  # x")).find("random or lru") !=
         std::string::npos);
+  // Bounds that keep the model sound and a hostile file harmless.
+  CHECK(error(replace_line(good, "l1d.replacement", "l1d.replacement = lru  # x")).find("LRU is not modelled") !=
+        std::string::npos);
+  CHECK(error(replace_line(good, "l2.shared_by", "l2.shared_by = 4294967295  # x")).find("at most 64 CPUs") !=
+        std::string::npos);
+  CHECK(error(replace_line(good, "transfer.same_l2", "transfer.same_l2 = 1  # x")).find("faster than an L1 hit") !=
+        std::string::npos);
+  CHECK(error(replace_line(good, "memory.latency", "memory.latency = 99999999999ns  # x")).find("bad number of ns") !=
+        std::string::npos);
+  CHECK(error(replace_line(good, "l2.size", "l2.size = 4294967295  # x")).find("larger than the model allows") !=
+        std::string::npos);
   // A reference names a latency; ns converts at the clock.
   CHECK(parse_machine_profile(replace_line(good, "memory.latency", "memory.latency = 55ns  # x"), "t")
             .memory_latency == 55);

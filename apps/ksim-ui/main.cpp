@@ -11,6 +11,7 @@
 
 #include "apps/ksim/options.hpp"
 #include "kprobes/races/race.hpp"
+#include "sim/machine_profiles.hpp"
 #include "ui/model/race_world.hpp"
 #include "ui/views/app.hpp"
 
@@ -36,7 +37,7 @@ void open_race(const po::variables_map& vm, const std::string& name, const std::
   if (variant != "correct" && variant != "broken") throw UsageError{"--race needs --variant correct or broken"};
   for (const char* o : {"elf", "probe", "probe-script", "probe-action", "kprobes-mode", "kprobes-locking",
                         "kprobes-patching", "kprobes-boost", "kprobes-optimization", "kprobes-rethook",
-                        "reference-schedule", "quantum", "code-model"})
+                        "reference-schedule", "quantum", "code-model", "timing", "machine", "memory-model"})
     if (vm.count(o) && !vm[o].defaulted()) throw UsageError{std::string("--") + o + " does not go with --race"};
   race::Options o;
   o.isa = vm["isa"].defaulted() ? (sc->x86 ? Isa::x86_64 : Isa::rv64) : parse_isa(isa_text);
@@ -87,7 +88,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
   std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
   int probe_cpu = 0;
   int kprobes_boost = 1, kprobes_optimization = 1, kprobes_rethook = 1;
-  std::string race_name, race_variant;
+  std::string race_name, race_variant, timing = "v1", machine_name, memory_model;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -97,6 +98,11 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
       ("quantum", po::value(&quantum_opt)->default_value(U64{1}), "scheduling quantum: 1 is exact")
       ("reference-schedule", "the per-instruction reference schedule (slow)")
       ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
+      ("timing", po::value(&timing)->default_value("v1"),
+       "timing model: v1 (a constant per instruction class, perfect memory) or v2 (a named machine's caches, "
+       "coherence and store buffers; the CPUs window shows their counters, the Memory window who holds a line)")
+      ("machine", po::value(&machine_name), "timing v2's machine: sifive-u54, xeon-e5410 or a profile file")
+      ("memory-model", po::value(&memory_model), "timing v2's memory model: sc, tso or rvwmo (default the ISA's own)")
       ("max-cycles", po::value(&max_cycles_opt)->default_value(U64{10'000'000'000ull}), "the run's cycle limit")
       ("probe", po::value(&probe_specs)->composing(), "a probe in the kprobe_events syntax, registered at cycle 0 (repeatable)")
       ("probe-action", po::value(&probe_actions)->composing(), "EVENT=ACTION for a --probe (repeatable)")
@@ -121,7 +127,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
       ("compare", po::value<std::string>(),
        "OPTION=VALUE: a second run, the same but for that option (variant with --race, kprobes-locking, "
        "kprobes-optimization, kprobes-boost, kprobes-mode, kprobes-patching, kprobes-rethook, code-model, seed, "
-       "quantum), on one cycle axis from their first difference; stepping moves both")
+       "quantum, timing, memory-model), on one cycle axis from their first difference; stepping moves both")
       ("ini", po::value(&ini)->default_value("imgui.ini"), "where the window layout is kept ('' : nowhere)")
       ("font-scale", po::value(&font_scale)->default_value(1.0f, "1"),
        "text size for a projector: 1 is 13 px, 1.5 for 1920x1080 at the back of a room (Ctrl +/- while it runs)")
@@ -202,6 +208,25 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
   spec.config.max_cycles = max_cycles_opt.v;
   spec.config.reference_schedule = reference;
   spec.config.code_model = parse_code_model_option(code_model);
+  if (timing != "v1" && timing != "v2") throw UsageError{"--timing must be v1 or v2"};
+  if (!machine_name.empty()) {
+    if (timing == "v1" && !vm["timing"].defaulted())
+      throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
+    timing = "v2";
+  }
+  if (!memory_model.empty() && memory_model != "sc" && memory_model != "tso" && memory_model != "rvwmo")
+    throw UsageError{"--memory-model must be sc, tso or rvwmo"};
+  if (memory_model == "rvwmo" && isa == Isa::x86_64)
+    throw UsageError{"--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc"};
+  if (!memory_model.empty() && memory_model != "sc" && timing == "v1")
+    throw UsageError{"--memory-model " + memory_model + " needs --timing v2 (model v1 has no store buffers)"};
+  if (timing == "v2") {
+    spec.config.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
+    spec.config.memory_model = memory_model.empty()    ? default_memory_model(isa)
+                               : memory_model == "tso" ? MemoryModel::tso
+                               : memory_model == "rvwmo" ? MemoryModel::rvwmo
+                                                         : MemoryModel::sc;
+  }
   spec.image = std::make_shared<const ElfImage>(load_image(elf, image, isa));
   spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
   spec.locking = kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu;
@@ -246,7 +271,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
 // `--compare OPTION=VALUE`: what the second run may change.
 const char* const kComparable[] = {"variant",         "kprobes-locking", "kprobes-optimization", "kprobes-boost",
                                    "kprobes-mode",    "kprobes-patching", "kprobes-rethook",     "code-model",
-                                   "seed",            "quantum"};
+                                   "seed",            "quantum",          "timing",              "memory-model"};
 
 // Each comparable option's default, for the first run's label when the
 // command line does not give it (the defaults of the options above).
@@ -258,6 +283,8 @@ std::string default_of(const std::string& name) {
   if (name == "code-model") return "relaxed";
   if (name == "seed") return "0";
   if (name == "quantum") return "1";
+  if (name == "timing") return "v1";
+  if (name == "memory-model") return "(the ISA's own)";
   return "(none)";
 }
 

@@ -458,6 +458,7 @@ void Hart::take_trap(const TrapInfo& t) {
     sync_stop();
     return;
   }
+  if (t.interrupt) step_cycle_ = s.cycle;  // an interrupt is a step of its own
   drain_stores();  // the handler (or a hook) sees every store before the trap
   last_trap_ = t;
   ++ctl_.traps;

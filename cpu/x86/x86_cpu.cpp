@@ -227,6 +227,7 @@ void X86Cpu::deliver(uint8_t vector, uint64_t return_rip, bool interrupt, std::s
     sync_stop();
     return;
   }
+  if (interrupt) step_cycle_ = s.cycle;  // an interrupt is a step of its own
   ++traps_;
   halted_ = false;  // delivering an event ends HLT (SDM HLT)
   // Delivering an interrupt or exception serialises: the handler (the
@@ -574,13 +575,16 @@ void X86Cpu::loop_as(uint64_t budget) {
     // have a total order, and loads and stores are not reordered with them).
     // Its own store is visible at once (atomic_).
     // (It runs again once they are.)
-    atomic_ = mem_ && (copy.lock || copy.mnemonic == ZYDIS_MNEMONIC_XCHG);
+    atomic_ = mem_ && (copy.lock || (copy.mnemonic == ZYDIS_MNEMONIC_XCHG &&
+                                     (copy.op[0].kind == OpKind::mem || copy.op[1].kind == OpKind::mem)));
     if (!atomic_ || grants_.mode != AccessMode::exact || stores_visible()) copy.exec(*this, copy);
     atomic_ = false;
+    const bool ran = !deferred_;
+    deferred_ = false;
     // Stopped at a sync point (a store after a load, running ahead): the
     // instruction will run again, and count its hits again.
     if (sync_stop_) l1_hits_ = hits_before;
-    if (shadow && !sync_stop_) {  // (an instruction stopped at a sync point did not run)
+    if (shadow && !sync_stop_ && ran) {  // (an instruction stopped at a sync point did not run)
       sti_shadow_ = false;
       stop_ = 0;  // now interrupts may be taken
     }

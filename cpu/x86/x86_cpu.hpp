@@ -141,6 +141,7 @@ class X86Cpu final : public Cpu {
   bool stores_visible() {
     if (!mem_ || mem_->stores_visible(id_, s.cycle, pos())) return true;
     stop_ = 0;
+    deferred_ = true;  // the instruction did not run (an STI shadow stays)
     return false;
   }
   // A load served by the store buffer (true), or after waiting for a store
@@ -561,7 +562,8 @@ class X86Cpu final : public Cpu {
   uint64_t next_stall_ = ~0ull;
   uint64_t l1_hits_ = 0;
   MemorySystem* mem_ = nullptr;
-  bool atomic_ = false;  // executing a locked instruction: its store is not buffered
+  bool atomic_ = false;    // executing a locked instruction: its store is not buffered
+  bool deferred_ = false;  // the last instruction waited for the store buffer instead of running
   uint64_t step_cycle_ = 0;  // pos()
   uint8_t load_extra_ = 0;  // cycles a memory operand read adds (set_memory_system)
   // decode() with timing v2's load latency folded into the cycles.

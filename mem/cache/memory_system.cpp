@@ -36,8 +36,10 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
     r.stall = extra;
     return r;
   }
-  const uint64_t line = addr >> line_shift_;
-  const uint64_t same_line = b.entries.empty() ? 0 : b.line_visible(line, line_shift_);
+  // A store across two lines is ordered after the buffered stores to either.
+  const uint64_t line = addr >> line_shift_, last_line = (addr + size - 1) >> line_shift_;
+  const uint64_t same_line =
+      b.entries.empty() ? 0 : std::max(b.line_visible(line, line_shift_), b.line_visible(last_line, line_shift_));
   const bool wait = model_ == MemoryModel::tso ? (!r.hit || !b.entries.empty()) : (!r.hit || same_line > cycle);
   if (!wait) return r;
   CacheStats& st = stats_[static_cast<size_t>(cpu)];
@@ -55,8 +57,10 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
   // Visible when its line is here: at once for a modified line, else after
   // the miss or upgrade; and never before what must precede it.
   uint64_t visible = now + (r.hit ? 1 : extra + p_.l1d_latency);
-  const uint64_t before = model_ == MemoryModel::tso ? b.last_visible() : b.line_visible(line, line_shift_);
+  const uint64_t before = model_ == MemoryModel::tso ? b.last_visible() : same_line;
   if (visible < before) visible = before;
+  // The CPU does not wait for the line: its latency is not a stall.
+  st.stall_cycles -= extra;
   b.entries.push_back(BufferedStore{addr, value, visible, static_cast<uint8_t>(size)});
   ++st.buffered_stores;
   r.buffered = true;
@@ -74,7 +78,10 @@ MemorySystem::Forward MemorySystem::forward(int cpu, uint64_t addr, unsigned siz
       ++stats_[static_cast<size_t>(cpu)].forwarded_loads;
       return Forward::full;
     }
-    wait = it->visible;
+    // Covered in part: wait until every store that overlaps it is visible.
+    wait = 0;
+    for (const BufferedStore& e : b.entries)
+      if (!(e.addr + e.size <= addr || addr + size <= e.addr)) wait = std::max(wait, e.visible);
     return Forward::partial;
   }
   return Forward::none;

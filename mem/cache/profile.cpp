@@ -1,5 +1,6 @@
 #include "mem/cache/profile.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -100,7 +101,8 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
         uint64_t v = 0;
         if (k->kind == Kind::cycles && value.size() > 2 && value.substr(value.size() - 2) == "ns") {
           uint64_t ns = 0;
-          if (!parse_u64(trim(value.substr(0, value.size() - 2)), ns)) throw fail("`" + key + "`: bad number of ns");
+          if (!parse_u64(trim(value.substr(0, value.size() - 2)), ns) || ns > 1'000'000)
+            throw fail("`" + key + "`: bad number of ns (at most 1000000)");
           const auto clock = numbers.find("clock_mhz");
           if (clock == numbers.end()) throw fail("`" + key + "` in ns needs clock_mhz first");
           // Core cycles, rounded to the nearest.
@@ -141,8 +143,29 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
   p.upgrade_same_l2 = num("upgrade.same_l2");
   p.upgrade_other_l2 = num("upgrade.other_l2");
   p.store_buffer_entries = num("store_buffer.entries");
-  if (p.store_buffer_entries == 0) throw std::invalid_argument(std::string(origin) + ": store_buffer.entries must be at least 1");
-  if (p.clock_mhz == 0) throw fail("clock_mhz must be positive");
+  if (p.store_buffer_entries == 0)
+    throw std::invalid_argument(std::string(origin) + ": store_buffer.entries must be at least 1");
+  // Bounds that keep the model sound (and a hostile file harmless).
+  auto bad = [&](const std::string& what) { return std::invalid_argument(std::string(origin) + ": " + what); };
+  if (p.clock_mhz == 0 || p.clock_mhz > 100'000) throw bad("clock_mhz must be between 1 and 100000");
+  if (p.l2_shared_by > 64) throw bad("l2.shared_by must be 0 (all) or at most 64 CPUs");
+  // Coherence effects on other CPUs are seen by the run-ahead bookkeeping
+  // in 256-byte blocks (mem/ownership.hpp): a line may not span two.
+  if (p.l1d.line_bytes > 256) throw bad("lines longer than 256 bytes are not modelled");
+  if (p.l1d.size_bytes > (64u << 20) || p.l2.size_bytes > (1u << 30))
+    throw bad("a cache larger than the model allows (L1 64 MiB, L2 1 GiB)");
+  // Hits change no state, so a CPU may run ahead over them: replacement
+  // draws only on fills (pseudo-random). LRU would need every hit.
+  if (p.l1d.replacement != Replacement::random || p.l2.replacement != Replacement::random)
+    throw bad("replacement must be random: LRU is not modelled (a hit changes no cache state)");
+  for (uint32_t lat : {p.l1d_latency, p.l1d_latency_narrow, p.l2_latency, p.memory_latency, p.transfer_same_l2,
+                       p.transfer_other_l2, p.upgrade_same_l2, p.upgrade_other_l2})
+    if (lat > 10'000) throw bad("a latency above 10000 cycles");
+  if (p.l1d_latency > 64 || p.l1d_latency_narrow > 64 || p.l1d_latency_narrow < p.l1d_latency)
+    throw bad("L1 latencies must be at most 64 cycles, the narrow one no less than the other");
+  if (std::min({p.transfer_same_l2, p.transfer_other_l2, p.upgrade_same_l2, p.upgrade_other_l2}) < p.l1d_latency)
+    throw bad("transfers and upgrades cannot be faster than an L1 hit");
+  if (p.store_buffer_entries > 1024) throw bad("store_buffer.entries must be at most 1024");
   if (p.l1d.line_bytes != p.l2.line_bytes) throw fail("l1d.line and l2.line differ: one line size for the whole hierarchy");
   if (p.l1d_latency == 0 || p.l1d_latency > p.l2_latency || p.l2_latency > p.memory_latency)
     throw fail("latencies must grow from L1 to L2 to memory");

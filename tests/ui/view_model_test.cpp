@@ -13,6 +13,8 @@
 #include <set>
 
 #include "cpu/rv64/insn.hpp"
+#include "cpu/hex.hpp"
+#include "sim/machine_profiles.hpp"
 #include "ui/model/code_view.hpp"
 #include "ui/model/cpu_view.hpp"
 #include "ui/model/explain.hpp"
@@ -95,6 +97,39 @@ TEST_CASE("CPUs view: privilege, interrupt enable and what the CPU is doing", "[
   d.go_to_cycle(3'000'000);
   for (int c = 0; c < 2 && !saw_idle; ++c) saw_idle |= cpu_row(d, c).state == CpuRow::Doing::idle;
   CHECK(saw_idle);
+}
+
+// Timing v2 (docs/TIMING.md): the CPUs view shows each CPU's memory
+// counters, the same numbers the machine keeps; the Memory window's line
+// holders name the CPUs whose L1 holds a line, in the state the memory
+// system records, and the L2 that holds it.
+TEST_CASE("CPUs and Memory views under timing v2: cache counters and who holds a line", "[ui][cpus][memory]") {
+  WorldSpec spec = ui_kernel(2);
+  spec.config.profile = load_machine_profile("sifive-u54");
+  spec.config.memory_model = MemoryModel::rvwmo;
+  Debugger d(spec, {});
+  d.go_to_cycle(1'000'000);
+  const Machine& m = d.world().machine();
+  const MemorySystem* mem = m.memory_system();
+  REQUIRE(mem != nullptr);
+  for (int c = 0; c < 2; ++c) {
+    const CpuRow r = cpu_row(d, c);
+    const CacheStats& st = mem->stats(c);
+    CHECK(r.caches.find("L1 " + std::to_string(m.cpu(c).l1_hits()) + " hits " + std::to_string(st.l1_misses) +
+                        " misses") == 0);
+    CHECK(r.caches.find(std::to_string(st.transfers) + " transfers") != std::string::npos);
+  }
+  CHECK(m.cpu(0).l1_hits() > 0);
+  // CPU 0's stack line: in its L1 (modified or exclusive), and in the L2.
+  const uint64_t sp = m.cpu(0).gpr(2);
+  const std::string holders = line_holders(d, sp);
+  const char* st = mem->l1_state(0, sp) == kMesiM ? " M" : mem->l1_state(0, sp) == kMesiE ? " E" : " S";
+  CHECK(holders.find("line " + hex(sp & ~uint64_t{63}) + ": cpu 0" + st) == 0);
+  CHECK(holders.find("; L2 of cpus 0-1") != std::string::npos);
+  // Under v1 there is nothing to show.
+  Debugger v1(ui_kernel(2), {});
+  CHECK(cpu_row(v1, 0).caches.empty());
+  CHECK(line_holders(v1, sp).empty());
 }
 
 TEST_CASE("Mid-step the state machine shows KPROBE_HIT_SS with the probe current and the PC in its slot",

@@ -1,5 +1,7 @@
 #include "ui/model/cpu_view.hpp"
 
+#include <algorithm>
+
 #include "cpu/hex.hpp"
 #include "cpu/rv64/hart.hpp"
 #include "cpu/x86/x86_cpu.hpp"
@@ -27,6 +29,15 @@ CpuRow cpu_row(Debugger& d, int id) {
     r.irq_enabled = (x->s.rflags & x86::kIF) != 0;
   }
   for (int i = 0; i < cpu.gpr_count(); ++i) r.regs.push_back(RegRow{cpu.gpr_name(i), cpu.gpr(i), d.reg_changed(id, i)});
+  if (const MemorySystem* mem = m.memory_system()) {
+    const CacheStats& st = mem->stats(id);
+    r.caches = "L1 " + std::to_string(cpu.l1_hits()) + " hits " + std::to_string(st.l1_misses) + " misses " +
+               std::to_string(st.upgrades) + " upgrades  L2 " + std::to_string(st.l2_hits) + " hits " +
+               std::to_string(st.l2_misses) + " misses  " + std::to_string(st.transfers) + " transfers  " +
+               std::to_string(st.stall_cycles) + " stall cycles  store buffer " +
+               std::to_string(mem->buffer(id).entries.size()) + " (" + std::to_string(st.buffered_stores) +
+               " buffered)";
+  }
 
   kprobes::Engine* eng = w.engine();
   if (eng && eng->layout().has_abi) {
@@ -61,6 +72,31 @@ CpuRow cpu_row(Debugger& d, int id) {
     r.doing = "guest code";
   }
   return r;
+}
+
+std::string line_holders(Debugger& d, uint64_t addr) {
+  Machine& m = d.world().machine();
+  const MemorySystem* mem = m.memory_system();
+  if (!mem || !m.bus().ram().contains(addr, 1)) return "";
+  const uint64_t line = addr & ~uint64_t{mem->profile().l1d.line_bytes - 1};
+  static const char* const kState[] = {"I", "S", "E", "M"};
+  std::string out = "line " + hex(line) + ":";
+  bool any = false;
+  for (int c = 0; c < m.cpu_count(); ++c) {
+    const Mesi st = mem->l1_state(c, line);
+    if (st == kMesiI) continue;
+    out += std::string(any ? "," : "") + " cpu " + std::to_string(c) + " " + kState[st];
+    any = true;
+  }
+  if (!any) out += " in no L1";
+  for (int k = 0; k < mem->clusters(); ++k) {
+    if (!mem->l2_holds(k, line)) continue;
+    int lo = m.cpu_count(), hi = -1;
+    for (int c = 0; c < m.cpu_count(); ++c)
+      if (mem->cluster(c) == k) lo = std::min(lo, c), hi = std::max(hi, c);
+    out += "; L2 of cpus " + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "");
+  }
+  return out;
 }
 
 }  // namespace ksim::ui

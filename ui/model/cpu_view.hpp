@@ -29,8 +29,15 @@ struct CpuRow {
   std::string doing;      // guest code / idle / a probe phase
   enum class Doing : uint8_t { guest, idle, probe, parked, ended } state = Doing::guest;
   std::vector<RegRow> regs;
+  // Timing v2 (docs/TIMING.md): the CPU's memory counters and store
+  // buffer, one line; "" under v1.
+  std::string caches;
 };
 
 CpuRow cpu_row(Debugger& d, int cpu);
+// Timing v2: which CPUs' L1s hold the line of `addr` and in which MESI
+// state, and which L2s hold it: "line 80001000: cpu 0 M; L2 of cpus 0-3";
+// "" under v1 or outside RAM.
+std::string line_holders(Debugger& d, uint64_t addr);
 
 }  // namespace ksim::ui

@@ -269,6 +269,8 @@ class ScriptDriver {
                   r.pc_line.empty() ? "" : " (", r.pc_line.c_str(), r.pc_line.empty() ? "" : ")", r.steps, r.instret,
                   r.doing.c_str());
       if (const std::string why = stop_machine_line(d); !why.empty()) std::printf("stop-machine: %s\n", why.c_str());
+      if (!r.caches.empty()) std::printf("caches: %s\n", r.caches.c_str());  // timing v2
+      if (const std::string h = line_holders(d, s_.memory.addr()); !h.empty()) std::printf("holders: %s\n", h.c_str());
     }
     std::fflush(stdout);
   }

@@ -48,6 +48,7 @@ void draw_cpus(ViewState& s) {
     std::snprintf(state, sizeof state, "  %s  irq %s  cycle %" PRIu64 "  instret %" PRIu64 "%s%s", r.priv.c_str(),
                   r.irq_enabled ? "on" : "off", r.cycle, r.instret, r.task.empty() ? "" : "  task ", r.task.c_str());
     wrapped(s, ImGui::GetStyleColorVec4(ImGuiCol_Text), state);
+    if (!r.caches.empty()) wrapped(s, ImVec4(0.6f, 0.8f, 1.0f, 1), "  " + r.caches);  // timing v2
     ImGui::Separator();
     ImGui::PopID();
   }

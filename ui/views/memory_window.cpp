@@ -3,6 +3,7 @@
 #include <cinttypes>
 
 #include "ui/model/code_view.hpp"
+#include "ui/model/cpu_view.hpp"
 #include "ui/views/view_state.hpp"
 
 namespace ksim::ui {
@@ -35,6 +36,9 @@ void draw_memory(ViewState& s) {
   flow(ImGui::CalcTextSize("changed by the last stops").x);
   ImGui::TextDisabled("changed by the last stops");
   if (!s.mem_message.empty()) wrapped(s, ImVec4(1, 0.5f, 0.4f, 1), s.mem_message);
+  // Timing v2: who caches the first line shown, and in which state.
+  if (const std::string holders = line_holders(s.d, s.memory.addr()); !holders.empty())
+    wrapped(s, ImVec4(0.6f, 0.8f, 1.0f, 1), holders);
   ImGui::BeginChild("hex", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   // 16 bytes a row when they fit with their ASCII, else 8.
   const float need16 = ImGui::CalcTextSize("0000000000000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  0123456789abcdef").x;

@@ -85,6 +85,24 @@ TEST_CASE("A scripted run to the end prints ksim run's cycles and trace hash", "
   CHECK(grab(r.out, "(p:kprobes/p_do_fork_0 do_fork: hits \\d+)") == grab(k.out, "(p:kprobes/p_do_fork_0 do_fork: hits \\d+)"));
 }
 
+// Timing v2 in the window: the CPUs window's cache line for the selected
+// CPU, the Memory window's line holders, the same run as `ksim run --timing
+// v2`, and nothing cut off at 1280x800.
+TEST_CASE("Timing v2: cache counters and line holders on screen, the same run as ksim run", "[ui][xvfb]") {
+  ProcessResult r = ui("run-to-cycle 1000000\nselect-cpu 1\nwait 2\nprint cpu\nprint clipped\nrun-to-end\nquit\n",
+                       {"--cpus", "2", "--timing", "v2"}, 1280, 800);
+  CHECK(r.status == 0);
+  CHECK(std::regex_search(r.out, std::regex(R"(\ncaches: L1 [1-9]\d* hits \d+ misses .* transfers .* store buffer \d+)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\nholders: line 0x[0-9a-f]+: .*L2 of cpus 0-1)")));
+  CHECK(r.out.find("clipped: none") != std::string::npos);
+  ProcessResult k = run_process({KSIM_BIN, "run", "-q", "--cpus", "2", "--timing", "v2"});
+  REQUIRE(k.exited);
+  CHECK(grab(r.out, "trace-hash: ([0-9a-f]+)") == grab(k.out, "trace-hash: ([0-9a-f]+)"));
+  CHECK(grab(r.out, "cycles: (\\d+)") == grab(k.out, "cycles: (\\d+)"));
+  ProcessResult bad = ui("quit\n", {"--timing", "v2", "--isa", "x86", "--memory-model", "rvwmo"});
+  CHECK(bad.status == 2);
+}
+
 TEST_CASE("Clicks: Step retires one machine step, Step CPU one step of that CPU, Back 1 undoes one", "[ui][xvfb]") {
   ProcessResult r = ui(
       "run-to-cycle 200000\nselect-cpu 0\nwait 2\nprint position\n"
