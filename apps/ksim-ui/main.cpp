@@ -208,25 +208,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
   spec.config.max_cycles = max_cycles_opt.v;
   spec.config.reference_schedule = reference;
   spec.config.code_model = parse_code_model_option(code_model);
-  if (timing != "v1" && timing != "v2") throw UsageError{"--timing must be v1 or v2"};
-  if (!machine_name.empty()) {
-    if (timing == "v1" && !vm["timing"].defaulted())
-      throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
-    timing = "v2";
-  }
-  if (!memory_model.empty() && memory_model != "sc" && memory_model != "tso" && memory_model != "rvwmo")
-    throw UsageError{"--memory-model must be sc, tso or rvwmo"};
-  if (memory_model == "rvwmo" && isa == Isa::x86_64)
-    throw UsageError{"--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc"};
-  if (!memory_model.empty() && memory_model != "sc" && timing == "v1")
-    throw UsageError{"--memory-model " + memory_model + " needs --timing v2 (model v1 has no store buffers)"};
-  if (timing == "v2") {
-    spec.config.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
-    spec.config.memory_model = memory_model.empty()    ? default_memory_model(isa)
-                               : memory_model == "tso" ? MemoryModel::tso
-                               : memory_model == "rvwmo" ? MemoryModel::rvwmo
-                                                         : MemoryModel::sc;
-  }
+  apply_timing_options(vm, isa, timing, machine_name, memory_model, spec.config);
   spec.image = std::make_shared<const ElfImage>(load_image(elf, image, isa));
   spec.mode = kprobes_mode == "classic" ? kprobes::StepMode::classic : kprobes::StepMode::modern;
   spec.locking = kprobes_locking == "spinlock" ? kprobes::Locking::spinlock : kprobes::Locking::rcu;

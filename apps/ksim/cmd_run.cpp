@@ -173,16 +173,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (probe_script.empty() && !vm["probe-cpu"].defaulted()) throw UsageError{"--probe-cpu needs --probe-script"};
   if (probe_cpu < 0 || probe_cpu >= cpus)
     throw UsageError{"--probe-cpu must name one of the CPUs (0-" + std::to_string(cpus - 1) + ")"};
-  if (timing != "v1" && timing != "v2") throw UsageError{"--timing must be v1 or v2"};
-  if (!machine_name.empty() && timing == "v1" && !vm["timing"].defaulted())
-    throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
-  if (!machine_name.empty()) timing = "v2";
-  if (!memory_model.empty() && memory_model != "sc" && memory_model != "tso" && memory_model != "rvwmo")
-    throw UsageError{"--memory-model must be sc, tso or rvwmo"};
-  if (memory_model == "rvwmo" && isa == Isa::x86_64)
-    throw UsageError{"--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc"};
-  if (!memory_model.empty() && memory_model != "sc" && timing == "v1")
-    throw UsageError{"--memory-model " + memory_model + " needs --timing v2 (model v1 has no store buffers)"};
+  MachineConfig timing_cfg;  // checked before anything is read or built
+  apply_timing_options(vm, isa, timing, machine_name, memory_model, timing_cfg);
   if (!restore.empty())
     for (const char* o : {"elf", "image", "cpus", "seed", "quantum", "code-model", "timing", "machine", "memory-model"})
       if (vm.count(o) && !vm[o].defaulted())
@@ -220,13 +212,8 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.code_model = model;
     cfg.reference_schedule = reference;
     cfg.run_ahead = !vm.count("no-run-ahead");
-    if (timing == "v2") {
-      cfg.profile = load_machine_profile(machine_name.empty() ? default_machine_name(isa) : machine_name);
-      cfg.memory_model = memory_model.empty()    ? default_memory_model(isa)
-                         : memory_model == "tso"   ? MemoryModel::tso
-                         : memory_model == "rvwmo" ? MemoryModel::rvwmo
-                                                   : MemoryModel::sc;
-    }
+    cfg.profile = timing_cfg.profile;
+    cfg.memory_model = timing_cfg.memory_model;
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "apps/ksim/commands.hpp"
+#include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 
 namespace ksim::cli {
 
@@ -104,6 +106,29 @@ inline void spinlock_era(const po::variables_map& vm, const std::string& locking
                        "kprobe_lock predates the booster and jump optimization, whose hits would never take it"};
   boost = 0;
   optimization = 0;
+}
+
+// `--timing`, `--machine` and `--memory-model` (ksim run and ksim-ui):
+// checks them (UsageError for a bad value or combination) and sets the
+// machine's profile and memory model for timing v2 (docs/TIMING.md).
+inline void apply_timing_options(const po::variables_map& vm, Isa isa, std::string timing,
+                                 const std::string& machine, const std::string& model, MachineConfig& cfg) {
+  if (timing != "v1" && timing != "v2") throw UsageError{"--timing must be v1 or v2"};
+  if (!machine.empty() && timing == "v1" && !vm["timing"].defaulted())
+    throw UsageError{"--machine is timing v2's: it cannot be combined with --timing v1"};
+  if (!machine.empty()) timing = "v2";
+  if (!model.empty() && model != "sc" && model != "tso" && model != "rvwmo")
+    throw UsageError{"--memory-model must be sc, tso or rvwmo"};
+  if (model == "rvwmo" && isa == Isa::x86_64)
+    throw UsageError{"--memory-model rvwmo is weaker than x86 promises (its code assumes TSO): use tso or sc"};
+  if (!model.empty() && model != "sc" && timing == "v1")
+    throw UsageError{"--memory-model " + model + " needs --timing v2 (model v1 has no store buffers)"};
+  if (timing != "v2") return;
+  cfg.profile = load_machine_profile(machine.empty() ? default_machine_name(isa) : machine);
+  cfg.memory_model = model.empty()      ? default_memory_model(isa)
+                     : model == "tso"   ? MemoryModel::tso
+                     : model == "rvwmo" ? MemoryModel::rvwmo
+                                        : MemoryModel::sc;
 }
 
 }  // namespace ksim::cli
