@@ -10,43 +10,20 @@
  * costs (tests/memory_timing_test.cpp compares it with the machine
  * profile's transfer cost). */
 #include "libguest.h"
+#include "two_cpu.h"
 
 volatile unsigned two_cpu_booted __attribute__((section(".data"))) = 0;
 volatile unsigned long falseshare_adds __attribute__((section(".data"))) = 2000;
 
 static unsigned long shared_line[8] __attribute__((aligned(64)));    /* [0] CPU 0's, [1] CPU 1's */
 static unsigned long own_lines[2][8] __attribute__((aligned(64)));   /* a line each */
-static unsigned long bar_count, bar_sense;
-
-static unsigned long cycles(void) {
-#if defined(__riscv)
-  unsigned long v;
-  __asm__ volatile("rdcycle %0" : "=r"(v));
-  return v;
-#else
-  unsigned int lo, hi;
-  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return ((unsigned long)hi << 32) | lo;
-#endif
-}
-
-static void barrier(unsigned long *sense) {
-  *sense = !*sense;
-  if (__atomic_add_fetch(&bar_count, 1, __ATOMIC_ACQ_REL) == 2) {
-    __atomic_store_n(&bar_count, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&bar_sense, *sense, __ATOMIC_RELEASE);
-  } else {
-    while (__atomic_load_n(&bar_sense, __ATOMIC_ACQUIRE) != *sense) {
-    }
-  }
-}
 
 static unsigned long run(unsigned long *counter, unsigned long n, unsigned long *sense) {
-  barrier(sense);
-  const unsigned long t0 = cycles();
+  two_cpu_barrier(sense);
+  const unsigned long t0 = guest_cycles();
   for (unsigned long i = 0; i < n; i++) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-  const unsigned long t1 = cycles();
-  barrier(sense);
+  const unsigned long t1 = guest_cycles();
+  two_cpu_barrier(sense);
   return (t1 - t0) * 100 / n;
 }
 

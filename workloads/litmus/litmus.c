@@ -34,6 +34,7 @@
  * with the count of each outcome (the two bits above) and keeps them in
  * litmus_counts. */
 #include "libguest.h"
+#include "two_cpu.h"
 
 volatile unsigned two_cpu_booted __attribute__((section(".data"))) = 0;
 /* In .data, not .bss: CPU 0 clears .bss, and the host sets these first. */
@@ -56,18 +57,6 @@ static char *line_b(unsigned long i) { return line_a(kMaxRounds + i); }
 static volatile unsigned long result1[kMaxRounds];
 static const char *const kShapes[] = {"SB", "MP", "LB", "R", "2+2W"};
 
-static unsigned long bar_count, bar_sense;
-
-static void barrier(unsigned long *sense) {
-  *sense = !*sense;
-  if (__atomic_add_fetch(&bar_count, 1, __ATOMIC_ACQ_REL) == 2) {
-    __atomic_store_n(&bar_count, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&bar_sense, *sense, __ATOMIC_RELEASE);
-  } else {
-    while (__atomic_load_n(&bar_sense, __ATOMIC_ACQUIRE) != *sense) {
-    }
-  }
-}
 
 static void full_fence(void) {
 #if defined(__riscv)
@@ -93,7 +82,7 @@ int two_cpu_main(unsigned cpu) {
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
-    barrier(&sense);
+    two_cpu_barrier(&sense);
     delay(rng & 31);
     unsigned long r = 0;
     if (shape == 0) { /* SB */
@@ -149,7 +138,7 @@ int two_cpu_main(unsigned cpu) {
       }
     }
     if (cpu == 1) result1[i] = r;
-    barrier(&sense);
+    two_cpu_barrier(&sense);
     if (cpu == 0) {
       /* SB, LB: (CPU 0's r0, CPU 1's r1); MP: CPU 1's (flag, data); R:
        * (b ended 2, CPU 1's r1); 2+2W: (a ended 1, b ended 1). */

@@ -28,18 +28,6 @@ volatile unsigned long memlat_max_ws = 32ul << 20;
 
 extern char __stack_top[];
 
-static inline unsigned long cycles(void) {
-#if defined(__riscv)
-  unsigned long v;
-  __asm__ volatile("rdcycle %0" : "=r"(v));
-  return v;
-#else
-  unsigned int lo, hi;
-  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return ((unsigned long)hi << 32) | lo;
-#endif
-}
-
 /* xorshift64: the permutation's random numbers (fixed seed). */
 static unsigned long rng = 0x9e3779b97f4a7c15ul;
 static unsigned long next_random(void) {
@@ -91,9 +79,9 @@ int main(void) {
     unsigned long loads = lines > kMinLoads ? lines : kMinLoads;
     const unsigned long rounds = (loads + 99) / 100;
     p = chase(p, (lines + 99) / 100); /* warm: every line once */
-    const unsigned long t0 = cycles();
+    const unsigned long t0 = guest_cycles();
     p = chase(p, rounds);
-    const unsigned long t1 = cycles();
+    const unsigned long t1 = guest_cycles();
     sink = p;
     printf("memlat: %lu bytes %lu centicycles/load\n", ws, (t1 - t0) * 100 / (rounds * 100));
   }

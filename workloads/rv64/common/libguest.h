@@ -26,6 +26,20 @@ void *memset(void *dst, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 
+/* The cycle counter on either ISA (RV64 rdcycle, x86 rdtsc): the
+ * simulated core's clock. */
+static inline uint64_t guest_cycles(void) {
+#if defined(__riscv)
+  uint64_t v;
+  __asm__ volatile("rdcycle %0" : "=r"(v));
+  return v;
+#else
+  uint32_t lo, hi;
+  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((uint64_t)hi << 32) | lo;
+#endif
+}
+
 static inline uint64_t read_mcycle(void) {
   uint64_t v;
   __asm__ volatile("csrr %0, mcycle" : "=r"(v));
