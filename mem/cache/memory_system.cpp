@@ -56,7 +56,7 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
   r.stall = now - cycle;
   // Visible when its line is here: at once for a modified line, else after
   // the miss or upgrade; and never before what must precede it.
-  uint64_t visible = now + (r.hit ? 1 : extra + p_.l1d_latency);
+  uint64_t visible = r.hit ? now : now + extra + p_.l1d_latency;
   const uint64_t before = model_ == MemoryModel::tso ? b.last_visible() : same_line;
   if (visible < before) visible = before;
   // The CPU does not wait for the line: its latency is not a stall.
