@@ -92,8 +92,42 @@ void CodeViews::store_piece(const Accessor& who, uint64_t addr, unsigned len) {
   ++stores_recorded_;
   for (size_t c = 0; c < views_.size(); ++c) {
     const int cpu = static_cast<int>(c);
-    if ((!storer_sees_own_ || cpu != who.cpu) && (!has_run || has_run(cpu))) add(cpu, r);
+    if ((storer_sees_own_ && cpu == who.cpu) || (has_run && !has_run(cpu))) continue;
+    StaleRange mine = r;
+    if (holds_copy) {
+      mine.expires = ~uint64_t{0};
+      if (!holds_copy(cpu, addr, len, mine)) continue;
+    } else {
+      mine.expires = r.store_cycle + timing::kStaleCodeMaxCycles;
+    }
+    add(cpu, mine);
   }
+}
+
+void CodeViews::drop_line(int cpu, uint64_t line_addr, unsigned bytes) {
+  View& v = views_[static_cast<size_t>(cpu)];
+  if (v.ranges.empty()) return;
+  if (std::erase_if(v.ranges, [&](const StaleRange& r) { return r.addr < line_addr + bytes && line_addr < r.addr + r.len; }))
+    recompute(v);
+}
+
+bool CodeViews::fetch_from(int cpu, uint64_t pc, uint64_t prev_end) {
+  View& v = views_[static_cast<size_t>(cpu)];
+  bool dropped = false;
+  for (auto it = v.ranges.begin(); it != v.ranges.end();) {
+    StaleRange& r = *it;
+    const bool keep = r.window_hi == 0 || (pc >= r.window_lo && pc < r.window_hi &&
+                                           (r.window_entered ? pc == prev_end : pc == r.window_lo));
+    if (keep) {
+      if (r.window_hi != 0) r.window_entered = true;
+      ++it;
+    } else {
+      it = v.ranges.erase(it);
+      dropped = true;
+    }
+  }
+  if (dropped) recompute(v);
+  return !v.ranges.empty();
 }
 
 bool CodeViews::in_code(uint64_t addr, unsigned len) const {

@@ -37,7 +37,17 @@ struct StaleRange {
   uint8_t len = 0;
   bool reported = false;  // a stale_fetch event was emitted for it
   uint8_t old[timing::kCodeStoreGranule] = {};
-  uint64_t expiry() const { return store_cycle + timing::kStaleCodeMaxCycles; }
+  // The cycle it ends without a synchronisation: under timing v1 the
+  // store's cycle plus timing::kStaleCodeMaxCycles; under v2 never (the
+  // I-cache line's eviction or the fetch window's end ends it instead).
+  uint64_t expires = 0;
+  // Timing v2 with a coherent I-cache (x86): the bytes the CPU had fetched
+  // ahead when the store was made, [window_lo, window_hi). A fetch outside
+  // them, or after a taken jump, fetches again from the I-cache (which
+  // the store reached) and ends the range. Both 0: no window.
+  uint64_t window_lo = 0, window_hi = 0;
+  bool window_entered = false;  // the CPU fetched at window_lo since the store
+  uint64_t expiry() const { return expires; }
 };
 
 // The stale views of a machine's CPUs, shared by its cores.
@@ -115,6 +125,21 @@ class CodeViews {
   // A CPU's view gained its first range: it must leave its fast path (the
   // platform ends its slice).
   std::function<void(int cpu)> on_stale;
+  // Timing v2: whether `cpu` holds a copy of the bytes [addr, addr+len) a
+  // store is replacing (its non-coherent I-cache holds the line; or, with
+  // a coherent one, they lie in what it fetched ahead of its PC, whose
+  // bounds it sets in `r`). Unset (timing v1): every CPU may, until
+  // timing::kStaleCodeMaxCycles after the store.
+  std::function<bool(int cpu, uint64_t addr, unsigned len, StaleRange& r)> holds_copy;
+  // Timing v2: `cpu`'s I-cache lost the line at `line_addr` (`bytes`
+  // long): the old code it held there goes (no event, like an expiry).
+  void drop_line(int cpu, uint64_t line_addr, unsigned bytes);
+  // Timing v2, coherent I-cache: `cpu` fetches at `pc`, after the
+  // instruction that ended at `prev_end` (a taken jump when they differ).
+  // A range's first fetch must be at the PC the CPU had when the store was
+  // made; after that only a fetch that follows on in the window keeps it.
+  // True when the view is still stale.
+  bool fetch_from(int cpu, uint64_t pc, uint64_t prev_end);
   // Whether the CPU has fetched anything since reset: one that has not
   // holds no copy of any code, so stores before its first instruction
   // (a probe registered before the run) are simply there when it starts.

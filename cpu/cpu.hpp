@@ -29,6 +29,11 @@ class Cpu {
   // Timing model v2: loads and stores that hit this CPU's L1 data cache
   // (the rest are counted by the MemorySystem).
   virtual uint64_t l1_hits() const = 0;
+  // Timing model v2: fetches of a new line that hit the L1I.
+  virtual uint64_t l1i_hits() const = 0;
+  // Timing model v2: the CPU's L1I lost the line at `line_addr`; if it is
+  // fetching from it, its next fetch looks again.
+  virtual void line_evicted(uint64_t line_addr) = 0;
   // Runs until the CPU's cycle count reaches `until` or the run is asked to
   // stop; returns early when the CPU is idle (waiting for an interrupt).
   virtual void run(uint64_t until) = 0;

@@ -240,6 +240,20 @@ void PageOwners::before_host_access(int cpu, uint64_t cycle, uint64_t addr, uint
   resolve_touching(cpu, cycle, block_of(addr), block_of(addr + len - 1), !write);
 }
 
+void PageOwners::before_visible(int storer, uint64_t cycle, uint64_t addr, uint64_t len) {
+  if (!resolver_ || len == 0 || !ram_.contains(addr, len)) return;
+  const bool code = (ram_.page_flags(addr) | ram_.page_flags(addr + len - 1)) & kPageHasCode;
+  const uint64_t lo = block_of(addr), hi = block_of(addr + len - 1);
+  for (size_t k = 0; k < cpus_.size(); ++k) {
+    const PerCpu& kc = cpus_[k];
+    if (static_cast<int>(k) == storer || !kc.ahead) continue;
+    bool hit = code;
+    for (uint64_t b = lo; b <= hi && !hit; ++b) hit = kc.touched(b);
+    // (CPU -1: every step before `cycle`, whatever the CPU's number.)
+    if (hit) resolver_->resolve(static_cast<int>(k), cycle, -1);
+  }
+}
+
 void PageOwners::resolve_touching(int cpu, uint64_t cycle, uint64_t lo, uint64_t hi, bool written_only) {
   for (size_t k = 0; k < cpus_.size(); ++k) {
     const PerCpu& kc = cpus_[k];

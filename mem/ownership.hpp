@@ -129,6 +129,11 @@ class PageOwners {
   // Blocks copied since the CPU's run-ahead began (for tests and stats).
   size_t undo_blocks(int cpu) const { return cpus_[static_cast<size_t>(cpu)].undo_blocks.size(); }
 
+  // A store buffered by `storer` becomes visible at `cycle` (the machine
+  // writes it before any CPU's step there): the other CPUs ahead that
+  // touched its blocks (any, for a code page) are put back first, to
+  // their steps before `cycle`, which did not see it.
+  void before_visible(int storer, uint64_t cycle, uint64_t addr, uint64_t len);
   void resolve_all(int cpu, uint64_t cycle) { resolve_mask(cpu, cycle, ~uint64_t{0}); }
   // Puts back the CPUs of `mask` (bit i: CPU i) that run ahead.
   void resolve_mask(int cpu, uint64_t cycle, uint64_t mask);

@@ -15,7 +15,7 @@
 
 namespace ksim {
 
-inline constexpr uint32_t kCheckpointVersion = 6;  // 6: timing model v2 (profile, caches)
+inline constexpr uint32_t kCheckpointVersion = 7;  // 6: timing model v2 (profile, caches); 7: I-caches
 
 // `trace_hash` is stored so a restored run can continue the same hash.
 std::vector<uint8_t> save_checkpoint(const Machine& m, uint64_t trace_hash = 0);

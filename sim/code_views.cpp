@@ -35,6 +35,10 @@ void Platform::save_code_views(Writer& w, const CodeViews& v, int cpus) {
       w.u8(r.len);
       w.boolean(r.reported);
       w.raw(r.old, sizeof r.old);
+      w.u64(r.expires);
+      w.u64(r.window_lo);
+      w.u64(r.window_hi);
+      w.boolean(r.window_entered);
     }
   }
 }
@@ -51,7 +55,7 @@ void Platform::restore_code_views(Reader& r, CodeViews& v, int cpus) {
   }
   v.set_code_ranges(std::move(code));
   for (int c = 0; c < cpus; ++c) {
-    const uint64_t n = r.length(8 + 8 + 4 + 1 + 1 + timing::kCodeStoreGranule);
+    const uint64_t n = r.length(8 + 8 + 4 + 1 + 1 + timing::kCodeStoreGranule + 25);
     if (n > timing::kStaleCodeMaxStores) r.fail("stale view too long");
     if (n && v.model() != CodeModel::relaxed) r.fail("stale view under the strict code model");
     std::vector<StaleRange> rs(n);
@@ -63,6 +67,11 @@ void Platform::restore_code_views(Reader& r, CodeViews& v, int cpus) {
       if (s.len == 0 || s.len > timing::kCodeStoreGranule) r.fail("bad stale range");
       s.reported = r.boolean();
       r.raw(s.old, sizeof s.old);
+      s.expires = r.u64();
+      s.window_lo = r.u64();
+      s.window_hi = r.u64();
+      s.window_entered = r.boolean();
+      if (s.window_hi < s.window_lo) r.fail("bad stale range window");
     }
     v.set_ranges(c, std::move(rs));
   }

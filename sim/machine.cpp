@@ -66,6 +66,7 @@ Machine::Machine(const MachineConfig& cfg)
     owners_->before_host_access(running_, step_position(), addr, len, write);
   };
   cpus_ = platform_->cpus();
+  if (memsys_) connect_fetch();
   idle_reported_.assign(cpus_.size(), false);
   lines_.assign(cpus_.size(), std::string());
   if (cfg.reference_schedule && cfg.quantum != 1)
@@ -73,6 +74,44 @@ Machine::Machine(const MachineConfig& cfg)
 }
 
 Machine::~Machine() = default;
+
+// Timing model v2's instruction caches decide who holds old code
+// (docs/CODE_MODEL.md, "Under timing v2"): a non-coherent I-cache (RV64)
+// keeps a line until fence.i or its eviction; a coherent one (x86) loses
+// it to the store, and only what the CPU fetched ahead of its PC stays.
+void Machine::connect_fetch() {
+  CodeViews& views = platform_->code_views();
+  const MachineProfile& p = memsys_->profile();
+  const unsigned line = memsys_->line_bytes();
+  if (!p.l1i_coherent) {
+    views.holds_copy = [this, line](int cpu, uint64_t addr, unsigned len, StaleRange&) {
+      const uint64_t mask = ~uint64_t{line - 1};
+      return memsys_->ihit(cpu, addr & mask) || memsys_->ihit(cpu, (addr + len - 1) & mask);
+    };
+  } else {
+    const uint64_t block = p.fetch_block;
+    views.holds_copy = [this, block](int cpu, uint64_t addr, unsigned len, StaleRange& r) {
+      // The aligned fetch block holding the PC, from the PC on.
+      const uint64_t pc = cpus_[static_cast<size_t>(cpu)]->pc();
+      const uint64_t end = (pc & ~(block - 1)) + block;
+      if (!(addr < end && pc < addr + len)) return false;
+      r.window_lo = pc;
+      r.window_hi = end;
+      return true;
+    };
+    // A store into a code page reaches every I-cache (a host write too).
+    bus_.on_store_to_flagged(kPageHasCode, [this](const Accessor& who, uint64_t addr, unsigned size) {
+      if (!who.taken_back) memsys_->code_store(who.cpu, who.cycle, addr, size);
+    });
+  }
+  // A line leaving a non-coherent I-cache takes its old code with it; a
+  // coherent one's stale bytes are those fetched ahead, beyond the cache.
+  const bool drop = !p.l1i_coherent;
+  memsys_->on_ievict = [this, &views, line, drop](int cpu, uint64_t la) {
+    if (drop) views.drop_line(cpu, la, line);
+    cpus_[static_cast<size_t>(cpu)]->line_evicted(la);
+  };
+}
 
 void Machine::load(const ElfImage& image) {
   if (image.isa != cfg_.isa) throw InputError("image ISA does not match the machine");
@@ -470,6 +509,9 @@ RunResult Machine::run(const RunLimits& limits) {
     if (r.end == RunResult::End::paused) {
       uint64_t low = kNever;
       for (Cpu* c : cpus_) low = std::min(low, ready_at(*c));
+      // Memory as the host sees it at the pause: every buffered store
+      // visible by the time no CPU has passed (as before a step there).
+      if (memsys_ && low != kNever) memsys_->apply_due_all(low);
       events_.release_below(low);
       return r;
     }

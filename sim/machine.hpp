@@ -204,6 +204,7 @@ class Machine : private Resolver {
  private:
   void flush_console(uint64_t cycle);
   void arm_tohost(uint64_t addr);
+  void connect_fetch();
   // The exclusive bound on the cycle at which `cur` may start a step while
   // `other` waits (see the scheduling rule above).
   uint64_t bound_for(int cur, int other) const;

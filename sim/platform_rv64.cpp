@@ -134,7 +134,8 @@ class Rv64Platform final : public Platform {
         w.u64(v);
       const rv64::Control& c = h->ctl_;
       w.boolean(c.idle);
-      for (uint64_t v : {c.next_stall, c.stall_draws, c.traps, c.instret_at_last_trap, c.l1_hits}) w.u64(v);
+      for (uint64_t v : {c.next_stall, c.stall_draws, c.traps, c.instret_at_last_trap, c.l1_hits, c.fetch_line, c.l1i_hits})
+        w.u64(v);
       w.i32(c.nested_traps);
       w.boolean(reservations_.held(h->id()));
       w.u64(reservations_.address(h->id()));
@@ -175,7 +176,8 @@ class Rv64Platform final : public Platform {
       if (s.mcounteren & ~uint64_t{7}) r.fail("impossible mcounteren");
       rv64::Control& c = h->ctl_;
       c.idle = r.boolean();
-      for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap, &c.l1_hits}) *v = r.u64();
+      for (uint64_t* v : {&c.next_stall, &c.stall_draws, &c.traps, &c.instret_at_last_trap, &c.l1_hits, &c.fetch_line, &c.l1i_hits})
+        *v = r.u64();
       c.nested_traps = r.i32();
       bool held = r.boolean();
       uint64_t granule = r.u64();

@@ -16,6 +16,7 @@
 #include "sim/checkpoint.hpp"
 #include "sim/events.hpp"
 #include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 #include "support/kprobe_rig.hpp"
 #include "support/ksim_cli.hpp"
 #include "support/rv64_asm.hpp"
@@ -48,7 +49,9 @@ struct Rig {
   Machine m;
   uint64_t base;
   CodeEvents ev;
-  Rig(Isa isa, CodeModel model, bool reference = false)
+  // `v2`: timing model v2 with the ISA's machine profile, whose I-caches
+  // decide who holds old code (docs/CODE_MODEL.md, "Under timing v2").
+  Rig(Isa isa, CodeModel model, bool reference = false, bool v2 = false)
       : m([&] {
           MachineConfig c;
           c.isa = isa;
@@ -57,6 +60,10 @@ struct Rig {
           c.max_cycles = 10'000'000;
           c.code_model = model;
           c.reference_schedule = reference;
+          if (v2) {
+            c.profile = load_machine_profile(default_machine_name(isa));
+            c.memory_model = default_memory_model(isa);
+          }
           return c;
         }()),
         base(isa == Isa::x86_64 ? memmap::kRamBaseX86 : memmap::kRamBase) {
@@ -523,4 +530,177 @@ TEST_CASE("code model: the guest kernels keep their checks with probes armed and
   INFO(r.reason);
   CHECK(rig.passed(r));
   CHECK(rig.text_diff(false).empty());
+}
+
+// --- Under timing v2: the instruction caches decide ---------------------------
+//
+// docs/CODE_MODEL.md, "Under timing v2": a U54 hart holds old code while
+// its L1I holds the line (FU540 §4.1: the I-cache is not coherent, FENCE.I
+// synchronises), with no expiry; an x86 CPU's I-cache loses the line to the
+// store (SDM vol. 3A §11.6), and only the rest of the 16-byte fetch block
+// holding its PC stays old until it fetches on or jumps.
+
+TEST_CASE("code model, timing v2, RV64: a hart whose I-cache holds the function runs the old instruction until its "
+          "fence.i, however long",
+          "[code_model][icache]") {
+  Rig r(Isa::rv64, CodeModel::relaxed, false, true);
+  load(r);
+  r.run_to(3'000);
+  CHECK(r.q(kOwn) == 1);
+  CHECK(r.q(kOwn + 8) == 1);   // the storing hart holds the line too
+  CHECK(r.q(kOwn + 16) == 2);  // after its fence.i
+  CHECK(r.count(1) > 20);
+  CHECK(r.count(2) == 0);
+  REQUIRE(r.ev.stale.size() == 2);
+  const uint64_t stored = r.ev.stale[0].b;
+  // Three times timing v1's bound later: still the old instruction, and
+  // the line is still in hart 1's L1I.
+  r.run_to(stored + 3 * kStale);
+  CHECK(r.count(2) == 0);
+  CHECK(r.m.cpu(1).code_view_stale());
+  CHECK(r.m.memory_system()->l1i_holds(1, r.base + kFn));
+  const uint64_t old_calls = r.count(1);
+  r.flag();
+  r.run_to(stored + 3 * kStale + 3'000);
+  CHECK(r.count(2) > 20);
+  CHECK(r.count(1) <= old_calls + 1);
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  // fence.i flushed hart 1's I-cache: it fetched its lines again.
+  CHECK(r.m.memory_system()->stats(1).l1i_misses >= 3);
+}
+
+TEST_CASE("code model, timing v2, RV64: a store leaves old code only with the harts whose I-cache holds its line",
+          "[code_model][icache]") {
+  Rig r(Isa::rv64, CodeModel::relaxed, false, true);
+  r.words(kFn, {jal(rv::zero, 0)});    // hart 1 spins in fn's line
+  r.words(kCpu0, {jal(rv::zero, 0)});  // hart 0 in its own
+  r.m.cpu(0).set_pc(r.base + kCpu0);
+  r.m.cpu(1).set_pc(r.base + kFn);
+  r.run_to(1'000);
+  const uint32_t nop = rv::addi(rv::zero, rv::zero, 0);
+  // A line of the page nobody fetched: nobody keeps its old bytes.
+  r.m.bus().write_bytes(r.base + kFn + 0x80, &nop, 4, Accessor{0, r.m.cpu(0).cycle()});
+  CHECK_FALSE(r.m.cpu(0).code_view_stale());
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  // fn's line: hart 1 holds it, hart 0 (the storer) does not.
+  r.m.bus().write_bytes(r.base + kFn + 4, &nop, 4, Accessor{0, r.m.cpu(0).cycle()});
+  CHECK(r.m.cpu(1).code_view_stale());
+  CHECK_FALSE(r.m.cpu(0).code_view_stale());
+  CHECK(r.m.memory_system()->l1i_holds(1, r.base + kFn));
+  CHECK_FALSE(r.m.memory_system()->l1i_holds(0, r.base + kFn));
+}
+
+TEST_CASE("code model, timing v2, RV64: a hart whose I-cache evicts the line fetches the new code without fence.i",
+          "[code_model][icache]") {
+  Rig r(Isa::rv64, CodeModel::relaxed, false, true);
+  // Hart 1: call fn, count, then call 16 functions (`ret`) whose lines map
+  // to fn's I-cache set (4 KiB apart: 64 sets of 64 bytes), twice the
+  // ways; again. Hart 0 patches fn as in the other guests.
+  constexpr uint64_t kEvict = 0x20000;
+  std::vector<uint32_t> v = {
+      jal(rv::ra, static_cast<int32_t>(kFn - kCpu1)), slli(rv::t0, rv::a0, 3), rv::add(rv::t0, rv::t0, rv::s1),
+      rv::ld(rv::t1, rv::t0, 0), rv::addi(rv::t1, rv::t1, 1), rv::sd(rv::t1, rv::t0, 0)};
+  for (uint64_t k = 0; k < 16; ++k) {
+    const uint64_t at = kCpu1 + 4 * v.size();
+    v.push_back(jal(rv::ra, static_cast<int32_t>(kEvict + 0x1000 * k - at)));
+    r.words(kEvict + 0x1000 * k, {kRet});
+  }
+  v.push_back(jal(rv::zero, -static_cast<int32_t>(4 * v.size())));
+  r.words(kFn, {kLiA0_1, kRet});
+  r.words(kCpu1, v);
+  r.words(kCpu0, rv_hart0());
+  for (int c = 0; c < 2; ++c) {
+    Cpu& h = r.m.cpu(c);
+    h.set_pc(r.base + (c ? kCpu1 : kCpu0));
+    h.set_gpr(rv::s1, r.base + kT);
+    h.set_gpr(rv::s3, r.base + kOwn);
+    h.set_gpr(rv::s4, r.base + kFn);
+    h.set_gpr(rv::t4, kLiA0_2);
+  }
+  r.run_to(200'000);
+  CHECK(r.q(kOwn + 16) == 2);
+  CHECK(r.count(1) > 0);
+  CHECK(r.count(2) > 100);  // fn's line was evicted and fetched again
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  for (const Event& e : r.ev.sync) CHECK(e.cpu == 0);  // hart 1 never synchronised
+  CHECK(r.m.memory_system()->stats(1).l1i_misses > 16);
+}
+
+TEST_CASE("code model, timing v2, x86: another CPU fetches the new instruction at its next call without "
+          "serialising (its I-cache snoops the store)",
+          "[code_model][icache]") {
+  Rig r(Isa::x86_64, CodeModel::relaxed, false, true);
+  load(r);
+  r.run_to(4'000);
+  CHECK(r.q(kOwn) == 1);
+  CHECK(r.q(kOwn + 8) == 2);
+  CHECK(r.count(1) > 0);
+  CHECK(r.count(2) > 20);
+  CHECK(r.last(1) < r.last(2));
+  CHECK(r.ev.sync.empty());  // nobody serialised
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  // The store took the line from CPU 1's I-cache.
+  CHECK(r.m.memory_system()->stats(1).l1i_invalidations >= 1);
+}
+
+TEST_CASE("code model, timing v2, x86: bytes already fetched ahead of the PC stay old until the CPU fetches on or "
+          "jumps",
+          "[code_model][icache]") {
+  Rig r(Isa::x86_64, CodeModel::relaxed, false, true);
+  // CPU 1 spins on a jump to itself at fn; the host, as CPU 0, turns the
+  // jump into rdtsc, which the instructions after it store at LAST.
+  const uint64_t fn = r.base + kFn;
+  std::vector<uint8_t> code = {0xeb, 0xfe, 0x89, 0x04, 0x25};  // spin; mov [LAST], eax
+  le32(code, r.base + kLast);
+  code.insert(code.end(), {0xeb, 0xfe});
+  r.bytes(kFn, code);
+  r.bytes(kCpu0, {0xeb, 0xfe});
+  r.m.cpu(0).set_pc(r.base + kCpu0);
+  r.m.cpu(1).set_pc(fn);
+  r.run_to(1'000);
+  const uint64_t stored = r.m.cpu(0).cycle();
+  const uint8_t rdtsc[2] = {0x0f, 0x31};
+  r.m.bus().write_bytes(fn, rdtsc, 2, Accessor{0, stored});
+  // CPU 1's PC is in the fetch block the store changed: it holds the old
+  // jump, runs it once (one stale fetch), and the jump fetches anew.
+  CHECK(r.m.cpu(1).code_view_stale());
+  r.run_to(stored + 1'000);
+  CHECK_FALSE(r.m.cpu(1).code_view_stale());
+  REQUIRE(r.ev.stale.size() == 1);
+  CHECK(r.ev.stale[0].cpu == 1);
+  INFO("cpu 1 at " << std::hex << r.m.cpu(1).pc() << std::dec << " instret " << r.m.cpu(1).instret() << " cycle " << r.m.cpu(1).cycle());
+  CHECK(r.last(0) > stored);
+  CHECK(r.last(0) < stored + 400);  // a jump and an I-cache miss to memory, not timing v1's 50,000 cycles
+  CHECK(r.ev.sync.empty());
+}
+
+TEST_CASE("timing v2, RV64: straight-line code misses the I-cache once per line, each miss the profile's memory "
+          "latency beyond an I-cache hit",
+          "[code_model][icache]") {
+  Rig r(Isa::rv64, CodeModel::relaxed, false, true);
+  // Hart 0 at 0x10000: 1024 nops (64 lines), then twice: read mcycle,
+  // store it at LAST (s5), and go round again; then spin. Hart 1 spins.
+  constexpr uint64_t kCode = 0x10000;
+  std::vector<uint32_t> v(1024, rv::addi(rv::zero, rv::zero, 0));
+  v.push_back(rv::csrrs(rv::t3, kMcycle, rv::zero));
+  v.push_back(rv::sd(rv::t3, rv::s5, 0));
+  v.push_back(rv::addi(rv::s5, rv::s5, 8));
+  v.push_back(rv::addi(rv::s6, rv::s6, -1));
+  v.push_back(rv::B(8, rv::zero, rv::s6, 0));  // beq s6, zero, +8
+  v.push_back(jal(rv::zero, -static_cast<int32_t>(4 * v.size())));
+  v.push_back(jal(rv::zero, 0));
+  r.words(kCode, v);
+  r.words(kCpu1, {jal(rv::zero, 0)});
+  r.m.cpu(0).set_pc(r.base + kCode);
+  r.m.cpu(0).set_gpr(rv::s5, r.base + kLast);
+  r.m.cpu(0).set_gpr(rv::s6, 2);
+  r.m.cpu(1).set_pc(r.base + kCpu1);
+  r.run_to(20'000);
+  const MachineProfile& p = r.m.memory_system()->profile();
+  // 65 lines (the nops' 64 and the line of the rest), each first fetched
+  // from memory: the first pass's 1024 nops and its 65 misses.
+  CHECK(r.m.memory_system()->stats(0).l1i_misses == 65);
+  CHECK(r.last(0) == 1024 * timing::cycles(timing::Class::alu) + 65 * (p.memory_latency - p.l1i_latency));
+  // The second pass hits every line: the same nops, no miss.
+  CHECK(r.last(1) - r.last(0) < 1024 * timing::cycles(timing::Class::alu) + 64);
 }

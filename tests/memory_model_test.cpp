@@ -27,14 +27,15 @@ struct Litmus {
   uint64_t cycles = 0;
 };
 
-enum Shape { kSB = 0, kMP = 1, kLB = 2, kR = 3, k2p2W = 4 };
-const char* const kShapeNames[] = {"SB", "MP", "LB", "R", "2+2W"};
+enum Shape { kSB = 0, kMP = 1, kLB = 2, kR = 3, k2p2W = 4, kS = 5, kWRC = 6, kIRIW = 7, kMPFetch = 8 };
+const char* const kShapeNames[] = {"SB", "MP", "LB", "R", "2+2W", "S", "WRC", "IRIW", "MP-fetch"};
+const int kShapeCpus[] = {2, 2, 2, 2, 2, 2, 3, 4, 2};
 
 Litmus run_litmus(Isa isa, MemoryModel model, Shape shape, bool fence, uint64_t seed, int schedule = 0,
                   uint64_t rounds = 400) {
   MachineConfig cfg;
   cfg.isa = isa;
-  cfg.cpus = 2;
+  cfg.cpus = kShapeCpus[shape];
   cfg.seed = seed;
   cfg.profile = load_machine_profile(default_machine_name(isa));
   cfg.memory_model = model;
@@ -56,11 +57,11 @@ Litmus run_litmus(Isa isa, MemoryModel model, Shape shape, bool fence, uint64_t 
   Litmus out;
   out.cycles = r.cycles;
   unsigned long long c[4] = {};
-  char name[8] = {};
+  char name[16] = {};
   unsigned f = 0;
   const size_t at = m.console().find("litmus: ");
   REQUIRE(at != std::string::npos);
-  REQUIRE(std::sscanf(m.console().c_str() + at, "litmus: %7s fence %u: 00=%llu 01=%llu 10=%llu 11=%llu", name, &f, &c[0],
+  REQUIRE(std::sscanf(m.console().c_str() + at, "litmus: %15s fence %u: 00=%llu 01=%llu 10=%llu 11=%llu", name, &f, &c[0],
                       &c[1], &c[2], &c[3]) == 6);
   CHECK(std::string(name) == kShapeNames[shape]);
   CHECK(f == (fence ? 1u : 0u));
@@ -185,4 +186,65 @@ TEST_CASE("ksim run --timing v2: memory models on the command line, probes inclu
   const test::ProcessResult x86 = test::run_ksim({"run", "--isa", "x86", "--timing", "v2", "--memory-model", "rvwmo"});
   CHECK(x86.status == 2);
   CHECK(x86.err.find("rvwmo is weaker than x86 promises") != std::string::npos);
+}
+
+// S, WRC and IRIW (issue 23 §3): S's "CPU 1 saw y = 1 and x ended 2" needs
+// CPU 0's two stores to reach memory out of order, which sc, tso and the
+// fence forbid; WRC's r0 = r1 = 1, r2 = 0 and IRIW's readers disagreeing
+// on the order of two writes break multi-copy atomicity, which every model
+// here keeps (x86-TSO, SDM vol. 3A §8.2.3.7; RVWMO with the fences). The
+// other outcomes must show, or the test would not be testing anything.
+TEST_CASE("S, WRC and IRIW: the forbidden outcomes never appear, the others do", "[memory][litmus]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64})
+    for (MemoryModel model : models(isa)) {
+      INFO((isa == Isa::rv64 ? "rv64 " : "x86 ") << name(model));
+      std::array<uint64_t, 4> wrc{}, iriw{};
+      for (uint64_t seed : {1, 2}) {
+        for (bool fence : {false, true}) {
+          const bool forbidden = fence || model != MemoryModel::rvwmo;
+          const Litmus s = run_litmus(isa, model, kS, fence, seed, 0, 200);
+          if (forbidden) CHECK(s.counts[3] == 0);
+          const Litmus w = run_litmus(isa, model, kWRC, fence, seed, 0, 200);
+          if (forbidden) CHECK(w.counts[2] == 0);
+          const Litmus i = run_litmus(isa, model, kIRIW, fence, seed, 0, 200);
+          if (forbidden) CHECK(i.counts[3] == 0);
+          for (size_t k = 0; k < 4; ++k) {
+            wrc[k] += w.counts[k];
+            iriw[k] += i.counts[k];
+          }
+        }
+      }
+      // WRC: CPU 1 saw x and CPU 2 saw y (and then x) in some rounds, not
+      // in others; IRIW: each reader saw one write first in some rounds.
+      CHECK(wrc[3] > 0);
+      CHECK(wrc[0] + wrc[1] > 0);
+      CHECK(iriw[2] + iriw[1] > 0);
+      CHECK(iriw[0] > 0);
+    }
+}
+
+// MP with a patched instruction (issue 23 §2, §3): CPU 0 rewrites a
+// function's immediate each round, fences, and sets a flag; CPU 1 reads
+// the flag and calls the function. "Flag seen, old code" is what a CPU
+// that does not synchronise its fetch may run. On the U54 (timing v2) CPU
+// 1's I-cache holds the function's line, which is not coherent with
+// stores (FU540 §4.1): without fence.i it runs the old code every time it
+// saw the flag; fence.i forbids it. On the Xeon the store takes the line
+// from CPU 1's I-cache (SDM vol. 3A §11.6) and CPU 1 is never inside the
+// function's fetch block when it is made, so it runs the new code even
+// without cpuid (which the SDM requires, and which forbids the outcome).
+TEST_CASE("MP-fetch: a patched instruction, with and without fence.i or cpuid", "[memory][litmus][icache]") {
+  for (uint64_t seed : {1, 2}) {
+    const Litmus rv = run_litmus(Isa::rv64, MemoryModel::rvwmo, kMPFetch, false, seed, 0, 200);
+    CHECK(rv.counts[2] > 0);
+    CHECK(rv.counts[3] == 0);  // the line never leaves CPU 1's I-cache: always the old code
+    const Litmus rv_fenced = run_litmus(Isa::rv64, MemoryModel::rvwmo, kMPFetch, true, seed, 0, 200);
+    CHECK(rv_fenced.counts[2] == 0);
+    CHECK(rv_fenced.counts[3] > 0);
+    for (bool fence : {false, true}) {
+      const Litmus x = run_litmus(Isa::x86_64, MemoryModel::tso, kMPFetch, fence, seed, 0, 200);
+      CHECK(x.counts[2] == 0);
+      CHECK(x.counts[3] > 0);
+    }
+  }
 }

@@ -40,6 +40,14 @@ TEST_CASE("sifive-u54 holds the FU540-C000 manual's figures", "[memory][profile]
   const auto p = profile("sifive-u54");
   CHECK(p->isa == "rv64");
   CHECK(p->clock_mhz == 1000);
+  // FU540 v1p0 §4.1: 32 KiB 8-way I-cache, 64-byte lines, one cycle, not
+  // coherent with stores (FENCE.I).
+  CHECK(p->l1i.size_bytes == 32 * 1024);
+  CHECK(p->l1i.ways == 8);
+  CHECK(p->l1i.line_bytes == 64);
+  CHECK(p->l1i_latency == 1);
+  CHECK_FALSE(p->l1i_coherent);
+  CHECK(p->fetch_block == 0);
   // FU540 v1p0 §4.4: 32 KiB 8-way write-back D-cache, 64-byte lines,
   // 2 cycles for words and doublewords, 3 for smaller loads.
   CHECK(p->l1d.size_bytes == 32 * 1024);
@@ -66,6 +74,12 @@ TEST_CASE("xeon-e5410 holds Intel's and the published Penryn figures", "[memory]
   const auto p = profile("xeon-e5410");
   CHECK(p->isa == "x86");
   CHECK(p->clock_mhz == 2333);
+  CHECK(p->l1i.size_bytes == 32 * 1024);  // CPUID leaf 4 of a 06_17H Penryn (InstLatx64)
+  CHECK(p->l1i.ways == 8);
+  CHECK(p->l1i.line_bytes == 64);
+  CHECK(p->l1i_latency == 3);             // proxy: the L1D's
+  CHECK(p->l1i_coherent);                 // SDM vol. 3A §11.6: a store invalidates the cached code line
+  CHECK(p->fetch_block == 16);            // Intel Opt. Manual §2.1.2: a 16-byte aligned fetch
   CHECK(p->l1d.size_bytes == 32 * 1024);  // Intel Opt. Manual §2.1.4
   CHECK(p->l1d.ways == 8);
   CHECK(p->l1d_latency == 3);             // AnandTech: Core 2's L1 is 3 cycles
@@ -92,7 +106,7 @@ TEST_CASE("Profiles refuse uncited, unknown, missing and malformed values", "[me
     return std::string("(accepted)");
   };
   CHECK(error(replace_line(good, "l2.latency", "l2.latency = 10")) ==
-        "t.machine:25: `l2.latency` has no source: every value needs a `# source` comment");
+        "t.machine:32: `l2.latency` has no source: every value needs a `# source` comment");
   CHECK(error(good + "l3.size = 1  # made up\n").find("unknown key `l3.size`") != std::string::npos);
   CHECK(error(good + "l2.ways = 16  # again\n").find("`l2.ways` given twice") != std::string::npos);
   CHECK(error(replace_line(good, "memory.latency", "# (removed)")) == "t.machine: missing key `memory.latency`");
@@ -117,6 +131,14 @@ TEST_CASE("Profiles refuse uncited, unknown, missing and malformed values", "[me
         std::string::npos);
   CHECK(error(replace_line(good, "l2.size", "l2.size = 4294967295  # x")).find("larger than the model allows") !=
         std::string::npos);
+  // fetch.block belongs to a coherent I-cache only, and must be a power of two.
+  CHECK(error(good + "fetch.block = 16  # x\n").find("fetch.block is only used with l1i.coherent = yes") !=
+        std::string::npos);
+  const std::string x86 = profile("xeon-e5410")->text;
+  REQUIRE_NOTHROW(parse_machine_profile(x86, "e5410"));
+  CHECK(error(replace_line(x86, "fetch.block", "# (removed)")) == "t.machine: missing key `fetch.block`");
+  CHECK(error(replace_line(x86, "fetch.block", "fetch.block = 24  # x")).find("power of two") != std::string::npos);
+  CHECK(error(replace_line(good, "l1i.line", "l1i.line = 32  # x")).find("one line size") != std::string::npos);
   // A reference names a latency; ns converts at the clock.
   CHECK(parse_machine_profile(replace_line(good, "memory.latency", "memory.latency = 55ns  # x"), "t")
             .memory_latency == 55);

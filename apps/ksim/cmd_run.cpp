@@ -30,14 +30,16 @@ void print_memory_stats(const Machine& m) {
     return;
   }
   std::printf("memory (%s): per CPU\n", mem->profile().name.c_str());
-  std::printf("  %-4s %12s %10s %9s %10s %10s %10s %10s %10s %10s %12s\n", "cpu", "l1-hits", "l1-misses", "upgrades",
-              "l2-hits", "l2-misses", "transfers", "invalidate", "writeback", "back-inval", "stall-cycles");
+  std::printf("  %-4s %10s %10s %12s %10s %9s %10s %10s %10s %10s %10s %10s %9s %12s\n", "cpu", "l1i-hits", "l1i-misses",
+              "l1-hits", "l1-misses", "upgrades", "l2-hits", "l2-misses", "transfers", "invalidate", "writeback",
+              "back-inval", "l1i-lost", "stall-cycles");
   for (int c = 0; c < m.cpu_count(); ++c) {
     const CacheStats& st = mem->stats(c);
-    std::printf("  %-4d %12" PRIu64 " %10" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-                " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n",
-                c, m.cpu(c).l1_hits(), st.l1_misses, st.upgrades, st.l2_hits, st.l2_misses, st.transfers,
-                st.invalidations, st.writebacks, st.back_invalidations, st.stall_cycles);
+    std::printf("  %-4d %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64
+                " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %12" PRIu64 "\n",
+                c, m.cpu(c).l1i_hits(), st.l1i_misses, m.cpu(c).l1_hits(), st.l1_misses, st.upgrades, st.l2_hits,
+                st.l2_misses, st.transfers, st.invalidations, st.writebacks, st.back_invalidations, st.l1i_invalidations,
+                st.stall_cycles);
   }
 }
 

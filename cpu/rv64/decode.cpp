@@ -16,10 +16,11 @@ using timing::Class;
 // handler reads it before it is filled.
 const std::array<OpInfo, kOps> kOpTable = {{
 #define X(id, mn, mask, match, fmt, cls, probe) \
-  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &fast_one<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one<sem_##id, 2, timing::cycles(Class::cls)>, sem_##id::exec},
+  {mn, mask, match, Format::fmt, Class::cls, Probe::probe, &fast_one<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one<sem_##id, 2, timing::cycles(Class::cls)>, \
+   &fast_one_edge<sem_##id, 4, timing::cycles(Class::cls)>, &fast_one_edge<sem_##id, 2, timing::cycles(Class::cls)>, sem_##id::exec},
 #include "cpu/rv64/insn_table.def"
 #undef X
-    {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &exec_illegal},
+    {"illegal", 0, 0, Format::NONE, Class::system, Probe::reject, &fast_go_precise, &fast_go_precise, &fast_go_precise, &fast_go_precise, &exec_illegal},
 }};
 
 namespace {

@@ -50,7 +50,10 @@ class DecodeCache {
   // Two guard entries follow the last halfword: sequential execution that
   // runs off the page lands on one of them (2048 after a 2-byte instruction
   // at offset 0xffe... or 2049 after a 4-byte one) and goes back to fetch.
-  struct Page {
+  // Aligned so that the entries of one I-cache line (at most 256 bytes:
+  // 128 entries of 32 bytes) share every address bit above theirs
+  // (Hart::other_line).
+  struct alignas(4096) Page {
     Insn insns[kInsnsPerPage + 2];
   };
   // Resets entry k of a page and every fused group that depends on it.

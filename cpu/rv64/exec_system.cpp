@@ -17,6 +17,12 @@ void exec_fence(Hart& h, const Insn& i) {
 // the relaxed code model (docs/CODE_MODEL.md): the instructions after it
 // see every store made before it.
 void exec_fence_i(Hart& h, const Insn& i) {
+  // Timing v2 flushes the hart's I-cache: its own state, which a hart
+  // running ahead could not take back. A sync point there.
+  if (h.memory_system() && h.ahead()) {
+    h.sync_stop();
+    return;
+  }
   if (!h.stores_visible()) return;
   h.retire(i);
   h.serialize_code();

@@ -79,7 +79,32 @@ std::string Hart::gpr_name(int i) const { return (i >= 0 && i < 32) ? kAbiNames[
 void Hart::loop_fast() {
   uint64_t cycle = s.cycle, retired = 0;
   const Insn* ip = &fetch(s.pc);
+  // Runs `ip` on the precise path, the loop's state written back first.
+  auto precise = [&] {
+    s.cycle = cycle;
+    s.instret += retired;
+    retired = 0;
+    s.pc = pc_of_any(ip);
+    // A decode stub here is an entry decoded only as part of a fused group
+    // (Hart::fuse) that now starts a dispatch itself. Under exact SMP its
+    // fast handler sends it here (fast_decode): decode it properly now, so
+    // that it stops coming back.
+    if (ip->fast == &fast_decode) [[unlikely]]
+      exec_decode(*this, *ip);
+    else
+      exec_copy(*ip);
+    cycle = s.cycle;
+    ip = &fetch(s.pc);
+  };
   while (cycle < stop_) {
+    // A chain that starts in another line than the last fetch (after a
+    // trap, a jump on the precise path, a restore) fetches it first; a
+    // miss runs the instruction on the precise path, which charges it.
+    if (iline_bytes_ && ((pc_of_any(ip) & ~uint64_t{iline_bytes_ - 1}) != ctl_.fetch_line) &&
+        (ip == &fault_insn_ || ip == &sync_insn_ || !enter_line(ip))) [[unlikely]] {
+      precise();
+      continue;
+    }
     Next r;
     ChainClock start;
     // (lead_slack_: under timing v2 a load of a group may cost more than
@@ -114,20 +139,10 @@ void Hart::loop_fast() {
       continue;
     }
     ip = precise_ip;
-    s.cycle = cycle;
-    s.instret += retired;
-    retired = 0;
-    s.pc = pc_of_any(ip);
-    // A decode stub here is an entry decoded only as part of a fused group
-    // (Hart::fuse) that now starts a dispatch itself. Under exact SMP its
-    // fast handler sends it here (fast_decode): decode it properly now, so
-    // that it stops coming back.
-    if (ip->fast == &fast_decode) [[unlikely]]
-      exec_decode(*this, *ip);
-    else
-      exec_copy(*ip);
-    cycle = s.cycle;
-    ip = &fetch(s.pc);
+    // An instruction whose line missed (fast_one_edge) may start at the
+    // stop: it runs in the next slice, as the reference schedule has it.
+    if (cycle >= stop_) [[unlikely]] continue;
+    precise();
   }
   s.cycle = cycle;
   s.instret += retired;
@@ -275,9 +290,18 @@ const Insn& Hart::fetch_stale(uint64_t pc) {
 }
 
 void Hart::serialize_code() {
-  if (!*stale_) return views_.note_serialized(id_, s.cycle);
-  views_.serialize(id_, s.cycle);
-  end_slice();  // back to the fast path
+  if (!*stale_) {
+    views_.note_serialized(id_, s.cycle);
+  } else {
+    views_.serialize(id_, s.cycle);
+    end_slice();  // back to the fast path
+  }
+  // The U54's FENCE.I flushes its I-cache (FU540 §4.1); the refills are
+  // its cost. (The view is dropped first: that is the synchronisation.)
+  if (mem_ && !mem_->profile().l1i_coherent) {
+    mem_->iflush(id_);
+    ctl_.fetch_line = ~uint64_t{0};
+  }
 }
 
 void Hart::see_code_now() {
@@ -314,7 +338,45 @@ void Hart::decode_one(Insn& slot, uint64_t pc) {
   // A branch or JAL whose target is on another page always takes the
   // precise path (which moves the fetch window): the fast handlers then
   // find every target at a constant distance in the same page.
-  if (jumps_off_page(slot, pc)) slot.fast = &fast_go_precise;
+  if (jumps_off_page(slot, pc))
+    slot.fast = &fast_go_precise;
+  else if (iline_bytes_ && may_leave_line(slot, pc) && slot.op != Op::illegal)
+    slot.fast = slot.len == 4 ? op_info(slot.op).fast_edge : op_info(slot.op).fast_compressed_edge;
+}
+
+bool Hart::may_leave_line(const Insn& in, uint64_t pc) const {
+  const uint64_t mask = ~uint64_t{iline_bytes_ - 1};
+  if (((pc + in.len) & mask) != (pc & mask)) return true;
+  switch (op_info(in.op).format) {
+    case Format::B:
+    case Format::J:
+      return ((pc + static_cast<uint64_t>(static_cast<int64_t>(in.imm))) & mask) != (pc & mask);
+    case Format::JALR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Hart::enter_line(const Insn* n) {
+  const uint64_t line = pc_of(n) & ~uint64_t{iline_bytes_ - 1};
+  if (!mem_->ihit(id_, line)) return false;
+  ++ctl_.l1i_hits;
+  ctl_.fetch_line = line;
+  return true;
+}
+
+bool Hart::fetch_line_slow(uint64_t line) {
+  // Outside RAM the fetch faults (or reads a device): no line is filled.
+  if (!bus_.ram().contains(line, iline_bytes_)) return true;
+  if (mem_->ihit(id_, line)) {
+    ++ctl_.l1i_hits;
+  } else {
+    if (ahead()) return sync_stop();
+    s.cycle += mem_->ifetch(id_, step_cycle_, line);
+  }
+  ctl_.fetch_line = line;
+  return true;
 }
 
 // `a` (at `pc`, an entry of a decode-cache page) becomes a fused group
@@ -332,11 +394,15 @@ void Hart::decode_one(Insn& slot, uint64_t pc) {
 // too (DecodeCache::reset).
 void Hart::fuse(Insn& a, uint64_t pc) {
   if (a.span != a.len) return;  // not an instruction (fault entry)
+  // Timing v2: a group stays inside one I-cache line and never leaves it
+  // (only fast_one_edge fetches a new line).
+  if (iline_bytes_ && may_leave_line(a, pc)) return;
   Insn* b = next_on_page(a, pc);
   if (!b) return;
+  if (iline_bytes_ && may_leave_line(*b, pc + a.len)) return;
   FastFn pair = fused_fast(a, *b);
   if (!pair) return;
-  if (Insn* c = next_on_page(*b, pc + a.len)) {
+  if (Insn* c = next_on_page(*b, pc + a.len); c && !(iline_bytes_ && may_leave_line(*c, pc + a.len + b->len))) {
     if (FastFn triple = fused_triple_fast(a, *b, *c)) {
       a.fast = triple;
       a.span = static_cast<uint8_t>(a.len + b->len + c->len);
@@ -440,6 +506,11 @@ void Hart::set_memory_system(MemorySystem* m) {
   load_extra_[1] = static_cast<uint8_t>(p.l1d_latency_narrow > base ? p.l1d_latency_narrow - base : 0);
   // A fused group's first two instructions may both be loads.
   lead_slack_ = 2 * std::max(load_extra_[0], load_extra_[1]);
+  // One line of code is line/2 entries of sizeof(Insn) bytes.
+  iline_bytes_ = p.l1i.line_bytes;
+  iline_entry_shift_ = 0;
+  while ((uint64_t{1} << iline_entry_shift_) < uint64_t{iline_bytes_} / 2 * sizeof(Insn)) ++iline_entry_shift_;
+  ctl_.fetch_line = ~uint64_t{0};
 }
 
 void Hart::note_atomic_store(uint64_t addr, unsigned size) {

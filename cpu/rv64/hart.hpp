@@ -54,6 +54,11 @@ struct Control {
   // here, not in the MemorySystem, so that a put-back takes back the hits
   // of the work it undoes).
   uint64_t l1_hits = 0;
+  // Timing model v2's instruction fetch: the line the hart fetches from
+  // (kNoLine after a trap, a fence.i, a restore: the next fetch looks
+  // again), and the fetches of a new line that hit its L1I.
+  uint64_t fetch_line = ~uint64_t{0};
+  uint64_t l1i_hits = 0;
 };
 
 class Hart final : public Cpu {
@@ -75,6 +80,7 @@ class Hart final : public Cpu {
   void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
   uint64_t l1_hits() const override { return ctl_.l1_hits; }
+  uint64_t l1i_hits() const override { return ctl_.l1i_hits; }
   void run(uint64_t until) override;
   // Runs at most `steps` steps (an instruction executed, or a trap taken),
   // one at a time on the precise path; returns the steps done.
@@ -95,6 +101,9 @@ class Hart final : public Cpu {
   size_t fetch_view(uint64_t addr, uint8_t* out, size_t n) const override { return views_.read(id_, addr, out, n); }
   bool code_view_stale() const override { return views_.stale(id_); }
   void raise_breakpoint() override { raise(kBreakpoint, s.pc); }
+  void line_evicted(uint64_t line_addr) override {
+    if (ctl_.fetch_line == line_addr) ctl_.fetch_line = ~uint64_t{0};
+  }
 
   // --- Observation ---------------------------------------------------------
   struct TrapRecord {
@@ -141,6 +150,9 @@ class Hart final : public Cpu {
   // leave the PC where it was.
   void exec_copy(const Insn& in) {
     step_cycle_ = s.cycle;
+    // The fetch (timing v2): a new line may miss; ahead that is a sync
+    // point, and the instruction does not run.
+    if (iline_bytes_ && !fetch_line_precise()) return;
     const Insn copy = in;
     copy.exec(*this, copy);
   }
@@ -288,6 +300,32 @@ class Hart final : public Cpu {
   // Timing model v2 (mem/cache/memory_system.hpp; nullptr under v1).
   void set_memory_system(MemorySystem* m);
   MemorySystem* memory_system() const { return mem_; }
+
+  // --- Instruction fetch under timing v2 ---------------------------------
+  // An instruction is fetched from the line of its first byte; a fetch
+  // from another line than the last one looks in the L1I (an instruction
+  // across two lines is charged for the first; the next one fetches the
+  // second). Bytes of I-cache line `iline_bytes_`: 0 under timing v1.
+  unsigned iline_bytes() const { return iline_bytes_; }
+  // The fast path's test (fast_one_edge, on the handlers of instructions
+  // that may leave their line): `n` follows `i`; whether they lie in
+  // different lines, from the entries' addresses (a page's entries are
+  // aligned to a line's worth of them, DecodeCache).
+  bool other_line(const Insn* i, const Insn* n) const {
+    return ((reinterpret_cast<uintptr_t>(i) ^ reinterpret_cast<uintptr_t>(n)) >> iline_entry_shift_) != 0;
+  }
+  // The fast path enters `n`'s line: true when the L1I holds it (a hit,
+  // counted); false when the fetch misses, which the precise path makes
+  // (fetch_line_precise).
+  bool enter_line(const Insn* n);
+  // The precise path's fetch of the line of s.pc: charges a miss (in exact
+  // order; ahead, a miss is a sync point: false, nothing done).
+  bool fetch_line_precise() {
+    if (!iline_bytes_) return true;
+    const uint64_t line = s.pc & ~uint64_t{iline_bytes_ - 1};
+    if (line == ctl_.fetch_line) return true;
+    return fetch_line_slow(line);
+  }
   // A CPU running ahead may only hit in its L1: anything else changes
   // what other CPUs see and waits for exact order (false: a sync point).
   bool cache_ready(uint64_t addr, unsigned size, bool write) const {
@@ -480,6 +518,12 @@ class Hart final : public Cpu {
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
   MemorySystem* mem_ = nullptr;
+  unsigned iline_bytes_ = 0;
+  unsigned iline_entry_shift_ = 63;  // v1: no two entries differ above bit 63
+  bool fetch_line_slow(uint64_t line);
+  // Whether `in` at `pc` may be followed by an instruction in another
+  // line (it reaches the line's end, or jumps).
+  bool may_leave_line(const Insn& in, uint64_t pc) const;
   uint64_t step_cycle_ = 0;          // pos()
   uint8_t load_extra_[2] = {0, 0};  // load_hit_extra: [0] word and wider, [1] byte and halfword
   uint64_t lead_slack_ = 0;          // what load_extra_ may add to a fused group's lead (loop_fast)

@@ -70,6 +70,10 @@ struct OpInfo {
   Probe probe;
   FastFn fast;             // for the 32-bit encoding
   FastFn fast_compressed;  // for a compressed encoding expanding to this row
+  // The same for an instruction that may leave its I-cache line (timing
+  // v2: the last of a line, a jump to another): they also fetch the line
+  // they go to (fast_one_edge).
+  FastFn fast_edge, fast_compressed_edge;
   ExecFn exec;
 };
 

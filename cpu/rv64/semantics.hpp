@@ -79,6 +79,22 @@ Next fast_one(Hart& h, const Insn* i, ChainClock t) {
   return {n, t};
 }
 
+// fast_one for an instruction that may leave its I-cache line under timing
+// v2 (Hart::decode_one installs it on the last instruction of a line and on
+// jumps): when the next instruction is in another line, the hart fetches
+// that line first; a miss ends the chain before it (the precise path
+// charges the miss in exact order). Other instructions never leave their
+// line, so they test nothing; fused groups never hold an edge instruction.
+template <typename S, unsigned kLen, unsigned kCycles>
+Next fast_one_edge(Hart& h, const Insn* i, ChainClock t) {
+  ChainClock d = 0;
+  const Insn* n = S::template step<kLen, kCycles>(h, i, d);
+  if (!n) [[unlikely]] return go_precise(h, i, t);
+  if (h.other_line(i, n) && !h.enter_line(n)) [[unlikely]] return go_precise(h, n, t + d);
+  if (advance(t, d)) [[likely]] return n->fast(h, n, t);
+  return {n, t};
+}
+
 // A fused pair (fusion_table.def): `A` at `i`, then `B` after it on the
 // same page, in one handler, which saves a dispatch (the indirect jump and
 // the stop test). The pair retires two instructions and charges exactly

@@ -52,6 +52,22 @@ namespace fast {
     if (keep_going(cpu, (cyc), (r))) return (n)->fn(cpu, (n), (cyc), (r)); \
     return {(n), (cyc)};                                                 \
   } while (0)
+// The same after `f`, which may leave its I-cache line (timing v2: flagged
+// X86Cpu::kEdge): the next instruction's line is fetched first, and a miss
+// ends the chain before it (the precise path charges it). One test of a
+// byte of `f`'s entry for every other instruction.
+#define KSIM_X86_NEXT_AFTER(f, n, cyc, r)                                                          \
+  do {                                                                                         \
+    if ((f)->pad[0] && cpu.other_line((f), (n)) && !cpu.enter_line(n)) [[unlikely]]            \
+      return go_precise(cpu, (n), (cyc), (r) + 1);                                             \
+    KSIM_X86_NEXT(n, cyc, r);                                                                           \
+  } while (0)
+// After a jump off the current page: always another line.
+#define KSIM_X86_NEXT_FAR(n, cyc, r)                                                               \
+  do {                                                                                         \
+    if (cpu.iline_bytes() && !cpu.enter_line(n)) [[unlikely]] return go_precise(cpu, (n), (cyc), (r) + 1); \
+    KSIM_X86_NEXT(n, cyc, r);                                                                           \
+  } while (0)
 
 template <unsigned S> struct Word;
 template <> struct Word<1> { using T = uint8_t; };
@@ -136,7 +152,7 @@ template <unsigned S>
 // A jump to `rip` off a page the CPU has not run recently, or outside RAM.
 [[gnu::noinline]] inline FastNext continue_far(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
   const Fast* n = cpu.fast_at(rip);
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_FAR(n, cyc, r);
 }
 // A jump to `rip` off the current page (the instruction is done: `cyc`
 // includes it, `r` does not yet count it). A recent page is found with no
@@ -144,7 +160,7 @@ template <unsigned S>
 [[gnu::noinline]] inline FastNext continue_at(X86Cpu& cpu, uint64_t rip, uint64_t cyc, uint64_t r) {
   const Fast* n = cpu.fast_recent(rip);
   if (!n) [[unlikely]] return continue_far(cpu, rip, cyc, r);
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_FAR(n, cyc, r);
 }
 // MOV's load when it is not plain RAM (a device, such as the kprobes
 // engine's optprobe port that every detour buffer loads from, or a page
@@ -179,7 +195,7 @@ template <unsigned S>
   const Fast* n = f + f->len;
   const uint64_t nc = cyc + f->cycles;
   cpu.notify_store(addr, static_cast<unsigned>(size), cyc);
-  KSIM_X86_NEXT(n, nc, r);
+  KSIM_X86_NEXT_AFTER(f, n, nc, r);
 }
 // The entry after `f`. Handlers are instantiated for the common lengths of
 // their encodings (kLen), and kLen 0 reads the length from the entry: with
@@ -243,7 +259,7 @@ FastNext alu_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     }
   }
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // INC DEC NEG NOT on a register.
@@ -266,7 +282,7 @@ FastNext unary_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   }
   wr<S>(cpu, f->dst, res);
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // --- Moves ------------------------------------------------------------------
@@ -291,7 +307,7 @@ FastNext mov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     }
   }
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // MOVZX / MOVSX / MOVSXD: destination size D, source size S.
@@ -307,7 +323,7 @@ FastNext movx_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   if constexpr (kSigned) v = flags::sext(v, 8 * S);
   wr<D>(cpu, f->dst, v & kMask<D>);
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 template <unsigned S, unsigned kLen>
@@ -315,7 +331,7 @@ FastNext lea_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = next<kLen>(f);
   wr<S>(cpu, f->dst, ea(cpu, f));
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // CBW/CWDE/CDQE (kToDx false) and CWD/CDQ/CQO (true) at operand size S.
@@ -325,7 +341,7 @@ FastNext widen_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   if constexpr (kToDx) wr<S>(cpu, 2, (cpu.s.gpr[0] & flags::sign_bit(8 * S)) ? kMask<S> : 0);
   else wr<S>(cpu, 0, flags::sext(cpu.s.gpr[0], 4 * S) & kMask<S>);
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 template <unsigned S>
@@ -334,13 +350,13 @@ FastNext bswap_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const uint64_t v = cpu.s.gpr[f->dst];
   wr<S>(cpu, f->dst, S == 8 ? __builtin_bswap64(v) : __builtin_bswap32(static_cast<uint32_t>(v)));
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 inline FastNext nop_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const Fast* n = f + f->len;
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // --- Conditional operations -------------------------------------------------
@@ -395,7 +411,7 @@ FastNext cmov_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   if (c) wr<S>(cpu, f->dst, v);
   else if constexpr (S == 4) wr<4>(cpu, f->dst, rd<4>(cpu, f->dst));  // a 32-bit CMOV always zero-extends
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 template <bool kMem, unsigned CC>
@@ -415,7 +431,7 @@ FastNext setcc_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     wr<1>(cpu, f->dst, v);
   }
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // --- Multiply ---------------------------------------------------------------
@@ -450,7 +466,7 @@ FastNext imul_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   const bool overflow = static_cast<__int128>(static_cast<int64_t>(flags::sext(lo, bits))) != p;
   lazy(cpu, X86Cpu::kLazyMul, bits, 0, overflow ? 1 : 0, lo);
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // --- Shifts and rotates on a register -----------------------------------------
@@ -491,7 +507,7 @@ FastNext shift_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     cpu.lazy_op |= X86Cpu::kLazyRotated;
   }
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // --- Stack and control transfer ---------------------------------------------
@@ -510,7 +526,7 @@ FastNext push_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   }
   cpu.s.gpr[4] = sp;
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 template <unsigned kLen>
@@ -521,7 +537,7 @@ FastNext pop_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   cpu.s.gpr[4] += 8;
   cpu.s.gpr[f->dst] = v;  // after the increment: POP RSP loads RSP
   cyc += f->cycles;
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // JMP and CALL: rel (ri), register (rr), memory (rm).
@@ -543,7 +559,7 @@ FastNext jump_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   cyc += f->cycles;
   const Fast* n = cpu.fast_in_page(t);
   if (!n) [[unlikely]] return continue_at(cpu, t, cyc, r);
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 inline FastNext ret_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
@@ -553,7 +569,7 @@ inline FastNext ret_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
   cyc += f->cycles;
   const Fast* n = cpu.fast_in_page(t);
   if (!n) [[unlikely]] return continue_at(cpu, t, cyc, r);
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 // kLen: the instruction's length when it is one of the two jcc encodings
@@ -573,7 +589,7 @@ FastNext jcc_fast(X86Cpu& cpu, const Fast* f, uint64_t cyc, uint64_t r) {
     n = f + (kLen ? kLen : f->len);
     cyc += f->cycles;
   }
-  KSIM_X86_NEXT(n, cyc, r);
+  KSIM_X86_NEXT_AFTER(f, n, cyc, r);
 }
 
 template <unsigned kLen, size_t... I>
@@ -855,5 +871,7 @@ inline Fast make_fast(const Insn& in, uint64_t rip) {
 }
 
 #undef KSIM_X86_NEXT
+#undef KSIM_X86_NEXT_AFTER
+#undef KSIM_X86_NEXT_FAR
 
 }  // namespace ksim::x86

@@ -188,6 +188,29 @@ void X86Cpu::set_memory_system(MemorySystem* m) {
   // instruction, issue 25).
   const uint64_t base = timing::kClassCycles[static_cast<int>(timing::Class::alu)];
   load_extra_ = m && m->profile().l1d_latency > base ? static_cast<uint8_t>(m->profile().l1d_latency - base) : 0;
+  iline_bytes_ = m ? m->profile().l1i.line_bytes : 0;
+  iline_entry_shift_ = 63;
+  if (m) {
+    // One line of code is `line` fast entries of sizeof(Fast) bytes.
+    iline_entry_shift_ = 0;
+    while ((uint64_t{1} << iline_entry_shift_) < uint64_t{iline_bytes_} * sizeof(Fast)) ++iline_entry_shift_;
+  }
+  fetch_line_ = ~uint64_t{0};
+}
+
+bool X86Cpu::fetch_line_precise() {
+  const uint64_t line = s.rip & ~uint64_t{iline_bytes_ - 1};
+  if (line == fetch_line_) return true;
+  // Outside RAM the fetch faults: no line is filled.
+  if (!bus_.ram().contains(line, iline_bytes_)) return true;
+  if (mem_->ihit(id_, line)) {
+    ++l1i_hits_;
+  } else {
+    if (grants_.mode != AccessMode::exact) return sync_stop();
+    s.cycle += mem_->ifetch(id_, step_cycle_, line);
+  }
+  fetch_line_ = line;
+  return true;
 }
 
 uint64_t X86Cpu::msr_read(uint32_t msr, bool& ok) const {
@@ -400,6 +423,13 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
     const uint64_t avail = std::min<uint64_t>(15, ram_base_ + ram_size_ - rip);
     e = &fetch_page_->construct(static_cast<unsigned>(off), decode_at(ram_ + (rip - ram_base_), avail, rip));
     fetch_page_->fast[off] = make_fast(*e, rip);
+    // Timing v2: an instruction after which the next may be in another
+    // line (the line's last, a jump, a call, a return) tests for it.
+    if (iline_bytes_) {
+      const uint64_t mask = ~uint64_t{iline_bytes_ - 1};
+      const bool jumps = e->exec == exec_jmp || e->exec == exec_call || e->exec == exec_ret || e->exec == exec_jcc;
+      if (jumps || ((rip + e->len) & mask) != (rip & mask)) fetch_page_->fast[off].pad[0] = kEdge;
+    }
     // An instruction reaching into the next page must be invalidated by
     // stores there too.
     const uint64_t last = rip + e->len - 1;
@@ -413,7 +443,10 @@ const Insn& X86Cpu::fetch(uint64_t rip) {
 // store into code and its next serialisation), everything else comes from
 // the shared cache as usual.
 const Insn& X86Cpu::fetch_stale(uint64_t rip) {
-  if (!views_.expire(id_, s.cycle)) {
+  // Timing v2: bytes fetched ahead of the PC are stale only until the CPU
+  // fetches past them or jumps (it then fetches from the I-cache, which
+  // the store reached).
+  if (!views_.expire(id_, s.cycle) || (mem_ && !views_.fetch_from(id_, rip, fetch_next_))) {
     stop_ = 0;  // the view has expired: the fast path again from the next slice
     return fetch(rip);
   }
@@ -517,6 +550,12 @@ void X86Cpu::loop_fast() {
   uint64_t cycle = s.cycle;
   const Fast* ip = fast_at(s.rip);
   lazy_op = kLazyNone;
+  // Timing v2: a chain that starts in another line than the last fetch
+  // fetches it first; a miss goes to the careful step, which charges it.
+  if (iline_bytes_ && !enter_line(ip)) [[unlikely]] {
+    s.rip = ip == &fault_fast_ ? static_cast<uint64_t>(fault_fast_.imm) : pc_of(ip);
+    return;
+  }
   while (cycle < stop_) {
     const FastNext n = ip->fn(*this, ip, cycle, 0);
     // Counted per chain, not at the end: a handler that runs precise
@@ -563,13 +602,16 @@ void X86Cpu::loop_as(uint64_t budget) {
     }
     const bool shadow = sti_shadow_;
     const uint64_t before = steps(), retired_before = s.instret, step_cycle = s.cycle;
+    const uint64_t hits_before = l1_hits_;
+    step_cycle_ = s.cycle;
+    // Timing v2: the fetch of a new line; ahead, a miss is a sync point.
+    if (iline_bytes_ && !fetch_line_precise()) break;
+    fetch_next_ = s.rip + in.len;
     // On a copy: the instruction runs as it was fetched, whatever its own
     // memory access does to the shared cache (a store into its own bytes,
     // or a put-back of a CPU ahead whose undo resets the code it takes
     // back: sim/run_ahead.cpp).
     const Insn copy = in;
-    const uint64_t hits_before = l1_hits_;
-    step_cycle_ = s.cycle;
     // A locked instruction (XCHG with memory is one) waits for the stores
     // before it to be visible (SDM vol. 3A 8.2.2: locked instructions
     // have a total order, and loads and stores are not reordered with them).

@@ -74,7 +74,10 @@ class InterruptSource {
 // reserves for it cost nothing until the instructions are executed.
 // Sixteen guard entries follow the last byte: sequential execution that
 // runs off the page lands on one and continues on the next page.
-struct CodePage {
+// Aligned so that the fast entries of one I-cache line (at most 256 bytes:
+// 256 entries of 32 bytes) share every address bit above theirs
+// (X86Cpu::other_line).
+struct alignas(8192) CodePage {
   static constexpr unsigned kBytes = 4096, kGuards = 16;
   Fast fast[kBytes + kGuards];
   CodePage();
@@ -110,6 +113,35 @@ class X86Cpu final : public Cpu {
   void add_cycles(uint64_t n) override { s.cycle += n; }
   uint64_t instret() const override { return s.instret; }
   uint64_t l1_hits() const override { return l1_hits_; }
+  uint64_t l1i_hits() const override { return l1i_hits_; }
+  void line_evicted(uint64_t line_addr) override {
+    if (fetch_line_ == line_addr) fetch_line_ = ~uint64_t{0};
+  }
+  // --- Instruction fetch under timing v2 (as the RV64 core's, hart.hpp) ---
+  // An instruction is fetched from the line of its first byte; a fetch from
+  // another line than the last looks in the L1I. Fast entries flagged
+  // kEdge (the last instruction of a line, jumps) test whether the next
+  // entry is in another line, from the entries' addresses.
+  static constexpr uint8_t kEdge = 1;  // Fast::pad[0]
+  unsigned iline_bytes() const { return iline_bytes_; }
+  bool other_line(const Fast* f, const Fast* n) const {
+    return ((reinterpret_cast<uintptr_t>(f) ^ reinterpret_cast<uintptr_t>(n)) >> iline_entry_shift_) != 0;
+  }
+  // The fast path enters the line of `n` (an entry of the current page, or
+  // the fault entry): true on a hit (counted), false on a miss, which the
+  // precise path charges.
+  bool enter_line(const Fast* n) {
+    if (n == &fault_fast_) return false;
+    const uint64_t line = pc_of(n) & ~uint64_t{iline_bytes_ - 1};
+    if (line == fetch_line_) return true;
+    if (!mem_->ihit(id_, line)) return false;
+    ++l1i_hits_;
+    fetch_line_ = line;
+    return true;
+  }
+  // The precise path's fetch of the line of s.rip, at the step's start;
+  // ahead, a miss is a sync point (false, nothing done).
+  bool fetch_line_precise();
   // A fast handler whose load hit and which then hands the instruction to
   // the precise path (which loads again) takes its count back.
   void uncount_l1_hit() {
@@ -210,10 +242,12 @@ class X86Cpu final : public Cpu {
     uint64_t next_stall = ~0ull;  // cycle of the next seeded memory stall
     uint64_t stall_draws = 0;     // generator index for stalls
     uint64_t l1_hits = 0;         // timing v2: L1 hits (a put-back takes them back)
+    uint64_t fetch_line = ~0ull;  // timing v2: the line fetched from (X86Cpu::fetch_line_)
+    uint64_t l1i_hits = 0;        // timing v2: fetches of a new line that hit the L1I
   };
   Control control() const {
     return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_, rep_iterations_, next_stall_,
-            stall_draws_, l1_hits_};
+            stall_draws_, l1_hits_, fetch_line_, l1i_hits_};
   }
   void set_control(const Control& c) {
     halted_ = c.halted;
@@ -225,6 +259,8 @@ class X86Cpu final : public Cpu {
     next_stall_ = c.next_stall;
     stall_draws_ = c.stall_draws;
     l1_hits_ = c.l1_hits;
+    fetch_line_ = c.fetch_line;
+    l1i_hits_ = c.l1i_hits;
   }
   // Forgets idling, crash and trap-loop history (for harnesses that reuse
   // one machine to run many independent snippets).
@@ -367,7 +403,7 @@ class X86Cpu final : public Cpu {
   FastNext leave_precise() {
     chain_retired = 0;
     const Fast* n = fast_at(s.rip);
-    if ((s.rflags & kTF) || sti_shadow_) [[unlikely]] {
+    if ((s.rflags & kTF) || sti_shadow_ || (iline_bytes_ && !enter_line(n))) [[unlikely]] {
       precise_ip = n;
       return {nullptr, s.cycle};
     }
@@ -561,6 +597,11 @@ class X86Cpu final : public Cpu {
   uint64_t rep_iterations_ = 0;
   uint64_t next_stall_ = ~0ull;
   uint64_t l1_hits_ = 0;
+  unsigned iline_bytes_ = 0;         // timing v2's I-cache line; 0 under v1
+  unsigned iline_entry_shift_ = 63;  // v1: no two entries differ above bit 63
+  uint64_t fetch_line_ = ~uint64_t{0};
+  uint64_t l1i_hits_ = 0;
+  uint64_t fetch_next_ = 0;          // the RIP after the last careful step's instruction
   MemorySystem* mem_ = nullptr;
   bool atomic_ = false;    // executing a locked instruction: its store is not buffered
   bool deferred_ = false;  // the last instruction waited for the store buffer instead of running

@@ -18,6 +18,8 @@ MemorySystem::MemorySystem(const MachineProfile& p, int cpus, uint64_t seed) : p
   // Each cache its own replacement sequence from the one seed.
   l1_.reserve(static_cast<size_t>(cpus));
   for (int c = 0; c < cpus; ++c) l1_.emplace_back(p.l1d, seed * 131 + static_cast<uint64_t>(c));
+  l1i_.reserve(static_cast<size_t>(cpus));
+  for (int c = 0; c < cpus; ++c) l1i_.emplace_back(p.l1i, seed * 131 + 128 + static_cast<uint64_t>(c));
   l2_.reserve(static_cast<size_t>(clusters));
   for (int c = 0; c < clusters; ++c) l2_.emplace_back(p.l2, seed * 131 + 64 + static_cast<uint64_t>(c));
   stats_.assign(static_cast<size_t>(cpus), CacheStats{});
@@ -111,6 +113,9 @@ void MemorySystem::apply_due_all(uint64_t cycle) {
   for (int c = 0; c < cpus(); ++c)
     for (BufferedStore& e : buffers_[static_cast<size_t>(c)].entries)
       if (!e.applied && e.visible <= cycle) {
+        // A CPU ahead that read the bytes before this cycle read the old
+        // ones: it is put back before they change.
+        if (owners_ && owners_->enabled()) owners_->before_visible(c, e.visible, e.addr, e.size);
         e.applied = true;
         if (apply) apply(c, e);
       }
@@ -169,6 +174,7 @@ std::vector<Cache*> MemorySystem::all_caches() {
   std::vector<Cache*> v;
   for (Cache& c : l1_) v.push_back(&c);
   for (Cache& c : l2_) v.push_back(&c);
+  for (Cache& c : l1i_) v.push_back(&c);
   return v;
 }
 
@@ -203,11 +209,94 @@ void MemorySystem::l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, 
   for (int k = 0; k < n; ++k) {
     if (cluster(k) != cl) continue;
     Cache& l1 = l1_[static_cast<size_t>(k)];
-    if (l1.find(v.addr) < 0) continue;
+    Cache& l1i = l1i_[static_cast<size_t>(k)];
+    const bool d = l1.find(v.addr) >= 0, i = l1i.find(v.addr) >= 0;
+    if (!d && !i) continue;
     if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
-    l1.set_state(v.addr, kMesiI);
-    ++stats_[static_cast<size_t>(k)].back_invalidations;
+    if (d) {
+      l1.set_state(v.addr, kMesiI);
+      ++stats_[static_cast<size_t>(k)].back_invalidations;
+    }
+    if (i) {
+      l1i.set_state(v.addr, Cache::kInvalid);
+      ++stats_[static_cast<size_t>(k)].l1i_invalidations;
+      if (on_ievict) on_ievict(k, v.addr);
+    }
   }
+}
+
+uint32_t MemorySystem::ifetch(int cpu, uint64_t cycle, uint64_t addr) {
+  const uint64_t la = addr & ~((uint64_t{1} << line_shift_) - 1);
+  Cache& mine = l1i_[static_cast<size_t>(cpu)];
+  if (mine.find(la) >= 0) return 0;
+  CacheStats& st = stats_[static_cast<size_t>(cpu)];
+  ++st.l1i_misses;
+  // The fill reads the line coherently: a modified copy in an L1D supplies
+  // it and becomes shared (written back into its L2, as for a load).
+  int owner = -1;
+  for (int k = 0; k < cpus(); ++k) {
+    Cache& d = l1_[static_cast<size_t>(k)];
+    if (d.state(la) != kMesiM) continue;
+    // A CPU running ahead may have stored into its modified copy since
+    // this fetch's cycle: it is put back first.
+    if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+    owner = k;
+    l2_fill(k, cycle, cluster(k), la, true);
+    d.set_state(la, kMesiS);
+  }
+  const uint32_t cost = supply(cpu, cycle, la, owner);
+  const Cache::Victim v = mine.fill(la, kIValid);
+  if (v.valid && on_ievict) on_ievict(cpu, v.addr);
+  const uint32_t extra = cost > p_.l1i_latency ? cost - p_.l1i_latency : 0;
+  st.stall_cycles += extra;
+  return extra;
+}
+
+void MemorySystem::iflush(int cpu) {
+  Cache& mine = l1i_[static_cast<size_t>(cpu)];
+  const Cache::Raw raw = mine.raw();
+  for (size_t k = 0; k < raw.state->size(); ++k) {
+    if ((*raw.state)[k] == Cache::kInvalid) continue;
+    (*raw.state)[k] = Cache::kInvalid;
+    const uint64_t line = (*raw.lines)[k];
+    (*raw.lines)[k] = Cache::kNoLine;
+    if (on_ievict) on_ievict(cpu, line << line_shift_);
+  }
+}
+
+void MemorySystem::code_store(int cpu, uint64_t cycle, uint64_t addr, unsigned size) {
+  if (!p_.l1i_coherent) return;
+  const uint64_t mask = (uint64_t{1} << line_shift_) - 1;
+  for (uint64_t la = addr & ~mask; la <= ((addr + size - 1) & ~mask); la += mask + 1)
+    for (int k = 0; k < cpus(); ++k) {
+      Cache& c = l1i_[static_cast<size_t>(k)];
+      if (c.find(la) < 0) continue;
+      // (A store into code has put back every CPU ahead already, PageOwners::
+      // flagged_store; a buffered one reaching a page that became code since
+      // has not.)
+      if (owners_ && cpu >= 0 && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+      c.set_state(la, Cache::kInvalid);
+      if (cpu >= 0 && k != cpu) ++stats_[static_cast<size_t>(cpu)].invalidations;
+      ++stats_[static_cast<size_t>(k)].l1i_invalidations;
+      if (on_ievict) on_ievict(k, la);
+    }
+}
+
+uint32_t MemorySystem::supply(int cpu, uint64_t cycle, uint64_t la, int owner) {
+  CacheStats& st = stats_[static_cast<size_t>(cpu)];
+  const int me = cluster(cpu);
+  if (owner >= 0) {
+    ++st.transfers;
+    l2_fill(cpu, cycle, me, la, false);
+    return cluster(owner) == me ? p_.transfer_same_l2 : p_.transfer_other_l2;
+  }
+  if (l2_[static_cast<size_t>(me)].find(la) >= 0) {
+    ++st.l2_hits;
+    return p_.l2_latency;
+  }
+  ++st.l2_misses;
+  l2_fill(cpu, cycle, me, la, false);
+  return p_.memory_latency;
 }
 
 uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool write) {
@@ -230,6 +319,11 @@ uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool wr
     Cache& other = l1_[static_cast<size_t>(k)];
     const uint8_t s = other.state(la);
     if (s == kMesiI) continue;
+    // A CPU running ahead whose copy this access changes may have used it
+    // since this access's cycle: it is put back first. (The block grants
+    // usually have done so already; an x86 locked instruction's load takes
+    // the line exclusive before its store asks for the block.)
+    if ((write || s != kMesiS) && owners_ && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
     others = true;
     if (cluster(k) != me) far = true;
     if (s == kMesiM) {
@@ -250,20 +344,7 @@ uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool wr
     return (far ? p_.upgrade_other_l2 : p_.upgrade_same_l2) - p_.l1d_latency;
   }
   ++st.l1_misses;
-  uint32_t cost;
-  Cache& l2 = l2_[static_cast<size_t>(me)];
-  if (owner >= 0) {
-    ++st.transfers;
-    cost = cluster(owner) == me ? p_.transfer_same_l2 : p_.transfer_other_l2;
-    l2_fill(cpu, cycle, me, la, false);
-  } else if (l2.find(la) >= 0) {
-    ++st.l2_hits;
-    cost = p_.l2_latency;
-  } else {
-    ++st.l2_misses;
-    cost = p_.memory_latency;
-    l2_fill(cpu, cycle, me, la, false);
-  }
+  const uint32_t cost = supply(cpu, cycle, la, owner);
   l1_victim(cpu, cycle, mine.fill(la, write ? kMesiM : (others ? kMesiS : kMesiE)));
   return cost - p_.l1d_latency;
 }

@@ -29,6 +29,9 @@ class PageOwners;
 // What one CPU's accesses did (exact order; L1 hits are counted by the
 // core, which can undo them with a put-back).
 struct CacheStats {
+  // Instruction fetch: lines fetched that missed the L1I (hits are counted
+  // by the core), lines a store or an inclusive L2 took from it.
+  uint64_t l1i_misses = 0, l1i_invalidations = 0;
   uint64_t l1_misses = 0;          // loads and stores that missed their L1 (upgrades excluded)
   uint64_t upgrades = 0;           // stores to a shared copy
   uint64_t l2_hits = 0, l2_misses = 0;
@@ -61,6 +64,26 @@ class MemorySystem {
     if (((addr ^ (addr + size - 1)) >> line_shift_) != 0) return false;
     return l1_[static_cast<size_t>(cpu)].holds(addr, write ? kMesiM : kMesiS);
   }
+  // --- Instruction caches ---------------------------------------------------
+  // Whether `cpu`'s L1I holds `addr`'s line (the cores' fetch test: a hit
+  // changes nothing, so a CPU running ahead may hit freely).
+  bool ihit(int cpu, uint64_t addr) const { return l1i_[static_cast<size_t>(cpu)].holds(addr, kIValid); }
+  // A fetch that missed, in exact order, in the step that began at
+  // `cycle`: fills the line from the L2, memory or another CPU's modified
+  // copy; the cycles it costs beyond an I-cache hit.
+  uint32_t ifetch(int cpu, uint64_t cycle, uint64_t addr);
+  // fence.i on a core whose I-cache is not coherent: the whole L1I goes
+  // (the U54's FENCE.I flushes it, FU540 §4.1); the refills are the cost.
+  void iflush(int cpu);
+  // A store by `cpu` changed [addr, addr+size) in a code page. A coherent
+  // I-cache (x86) loses the line everywhere, the storer's included (the
+  // SDM's self-modifying-code detection); a non-coherent one keeps it.
+  void code_store(int cpu, uint64_t cycle, uint64_t addr, unsigned size);
+  // `cpu`'s L1I lost a line (its own fill's victim, an inclusive L2's
+  // eviction, a coherent store, fence.i): what it held of old code goes.
+  std::function<void(int cpu, uint64_t line_addr)> on_ievict;
+  unsigned line_bytes() const { return 1u << line_shift_; }
+
   // An access in exact order, in the CPU's step that began at `cycle`: the
   // cycles it costs beyond an L1 hit (0 for a hit). Moves lines between the caches; a store, an atomic or a locked
   // instruction (`write`) takes the line exclusive.
@@ -119,6 +142,7 @@ class MemorySystem {
 
   const CacheStats& stats(int cpu) const { return stats_[static_cast<size_t>(cpu)]; }
   // The state of `addr`'s line in `cpu`'s L1, and whether its L2 holds it.
+  bool l1i_holds(int cpu, uint64_t addr) const { return ihit(cpu, addr); }
   Mesi l1_state(int cpu, uint64_t addr) const { return static_cast<Mesi>(l1_[static_cast<size_t>(cpu)].state(addr)); }
   bool l2_holds(int cluster, uint64_t addr) const { return l2_[static_cast<size_t>(cluster)].find(addr) >= 0; }
   int clusters() const { return static_cast<int>(l2_.size()); }
@@ -132,11 +156,16 @@ class MemorySystem {
   // Puts `line_addr` into cluster `cl`'s L2 (dirty: a write-back), evicting
   // as the profile says.
   void l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, bool dirty);
+  // Where a missed line comes from for `cpu`: `owner`'s modified copy (a
+  // transfer), its L2, or memory (which fills the L2); the latency, counted.
+  uint32_t supply(int cpu, uint64_t cycle, uint64_t la, int owner);
   // `cpu`'s L1 gives up a victim (a modified one is written back).
   void l1_victim(int cpu, uint64_t cycle, const Cache::Victim& v);
 
   MachineProfile p_;
   unsigned line_shift_ = 6;
+  static constexpr uint8_t kIValid = 1;
+  std::vector<Cache> l1i_; // per CPU: valid or not
   std::vector<Cache> l1_;  // per CPU, MESI states
   std::vector<Cache> l2_;  // per cluster: 1 clean, 2 dirty
   std::vector<CacheStats> stats_;

@@ -27,7 +27,11 @@ struct Key {
 // references (a key may name one given before it in the file).
 constexpr Key kKeys[] = {
     {"name", Kind::word},          {"isa", Kind::isa},
-    {"clock_mhz", Kind::number},   {"l1d.size", Kind::number},
+    {"clock_mhz", Kind::number},
+    {"l1i.size", Kind::number},    {"l1i.ways", Kind::number},
+    {"l1i.line", Kind::number},    {"l1i.replacement", Kind::replacement},
+    {"l1i.latency", Kind::cycles}, {"l1i.coherent", Kind::yes_no},
+    {"fetch.block", Kind::number}, {"l1d.size", Kind::number},
     {"l1d.ways", Kind::number},    {"l1d.line", Kind::number},
     {"l1d.replacement", Kind::replacement}, {"l1d.latency", Kind::cycles},
     {"l1d.latency_narrow", Kind::cycles},   {"l2.size", Kind::number},
@@ -121,8 +125,14 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
       }
     }
   }
+  // fetch.block bounds what a CPU holds beyond its I-cache; only a
+  // coherent I-cache needs it (a non-coherent one itself holds old code).
+  const bool coherent_i = p.entries.count("l1i.coherent") && p.entries.at("l1i.coherent").value == "yes";
+  if (!coherent_i && p.entries.count("fetch.block"))
+    throw std::invalid_argument(std::string(origin) + ":" + std::to_string(p.entries.at("fetch.block").line) +
+                                ": fetch.block is only used with l1i.coherent = yes");
   for (const Key& k : kKeys)
-    if (!p.entries.count(k.name)) throw std::invalid_argument(std::string(origin) + ": missing key `" + k.name + "`");
+    if (!p.entries.count(k.name) && !(!coherent_i && std::string_view(k.name) == "fetch.block")) throw std::invalid_argument(std::string(origin) + ": missing key `" + k.name + "`");
   auto num = [&](const char* k) { return static_cast<uint32_t>(numbers.at(k)); };
   auto rep = [&](const char* k) {
     return p.entries.at(k).value == "lru" ? Replacement::lru : Replacement::random;
@@ -130,6 +140,10 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
   p.name = p.entries.at("name").value;
   p.isa = p.entries.at("isa").value;
   p.clock_mhz = num("clock_mhz");
+  p.l1i = {num("l1i.size"), num("l1i.ways"), num("l1i.line"), rep("l1i.replacement")};
+  p.l1i_latency = num("l1i.latency");
+  p.l1i_coherent = coherent_i;
+  p.fetch_block = coherent_i ? num("fetch.block") : 0;
   p.l1d = {num("l1d.size"), num("l1d.ways"), num("l1d.line"), rep("l1d.replacement")};
   p.l1d_latency = num("l1d.latency");
   p.l1d_latency_narrow = num("l1d.latency_narrow");
@@ -152,13 +166,15 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
   // Coherence effects on other CPUs are seen by the run-ahead bookkeeping
   // in 256-byte blocks (mem/ownership.hpp): a line may not span two.
   if (p.l1d.line_bytes > 256) throw bad("lines longer than 256 bytes are not modelled");
-  if (p.l1d.size_bytes > (64u << 20) || p.l2.size_bytes > (1u << 30))
+  if (coherent_i && (p.fetch_block == 0 || p.fetch_block > 4096 || (p.fetch_block & (p.fetch_block - 1))))
+    throw bad("fetch.block must be a power of two between 1 and 4096 bytes");
+  if (p.l1i.size_bytes > (64u << 20) || p.l1d.size_bytes > (64u << 20) || p.l2.size_bytes > (1u << 30))
     throw bad("a cache larger than the model allows (L1 64 MiB, L2 1 GiB)");
   // Hits change no state, so a CPU may run ahead over them: replacement
   // draws only on fills (pseudo-random). LRU would need every hit.
-  if (p.l1d.replacement != Replacement::random || p.l2.replacement != Replacement::random)
+  if (p.l1i.replacement != Replacement::random || p.l1d.replacement != Replacement::random || p.l2.replacement != Replacement::random)
     throw bad("replacement must be random: LRU is not modelled (a hit changes no cache state)");
-  for (uint32_t lat : {p.l1d_latency, p.l1d_latency_narrow, p.l2_latency, p.memory_latency, p.transfer_same_l2,
+  for (uint32_t lat : {p.l1i_latency, p.l1d_latency, p.l1d_latency_narrow, p.l2_latency, p.memory_latency, p.transfer_same_l2,
                        p.transfer_other_l2, p.upgrade_same_l2, p.upgrade_other_l2})
     if (lat > 10'000) throw bad("a latency above 10000 cycles");
   if (p.l1d_latency > 64 || p.l1d_latency_narrow > 64 || p.l1d_latency_narrow < p.l1d_latency)
@@ -166,12 +182,14 @@ MachineProfile parse_machine_profile(std::string_view text, std::string_view ori
   if (std::min({p.transfer_same_l2, p.transfer_other_l2, p.upgrade_same_l2, p.upgrade_other_l2}) < p.l1d_latency)
     throw bad("transfers and upgrades cannot be faster than an L1 hit");
   if (p.store_buffer_entries > 1024) throw bad("store_buffer.entries must be at most 1024");
-  if (p.l1d.line_bytes != p.l2.line_bytes) throw fail("l1d.line and l2.line differ: one line size for the whole hierarchy");
+  if (p.l1i.line_bytes != p.l2.line_bytes || p.l1d.line_bytes != p.l2.line_bytes)
+    throw fail("l1i.line, l1d.line and l2.line differ: one line size for the whole hierarchy");
+  if (p.l1i_latency == 0 || p.l1i_latency > p.l2_latency) throw fail("an I-cache hit must take 1 cycle or more, and no more than the L2");
   if (p.l1d_latency == 0 || p.l1d_latency > p.l2_latency || p.l2_latency > p.memory_latency)
     throw fail("latencies must grow from L1 to L2 to memory");
   // The geometry is checked by building a cache of each.
   try {
-    Cache a(p.l1d), b(p.l2);
+    Cache i(p.l1i), a(p.l1d), b(p.l2);
   } catch (const std::invalid_argument& e) {
     throw fail(e.what());
   }

@@ -24,6 +24,15 @@ struct MachineProfile {
   std::string name;
   std::string isa;  // "rv64" or "x86": the core the profile describes
   uint32_t clock_mhz = 0;
+  CacheGeometry l1i;
+  uint32_t l1i_latency = 0;   // a fetch that hits (a miss costs the supplier's latency beyond it)
+  // Whether the I-cache snoops stores (x86) or keeps old code until the
+  // CPU synchronises or evicts the line (RV64 without Ziccid).
+  bool l1i_coherent = false;
+  // With a coherent I-cache: the aligned block of code the fetch unit
+  // delivers at once. The rest of the block holding its PC is what a CPU
+  // has fetched already, which a store no longer reaches (0 without one).
+  uint32_t fetch_block = 0;
   CacheGeometry l1d;
   uint32_t l1d_latency = 0;         // load-to-use of an L1 hit, word and wider
   uint32_t l1d_latency_narrow = 0;  // the same for byte and halfword loads

@@ -115,8 +115,11 @@ TEST_CASE("CPUs and Memory views under timing v2: cache counters and who holds a
   for (int c = 0; c < 2; ++c) {
     const CpuRow r = cpu_row(d, c);
     const CacheStats& st = mem->stats(c);
-    CHECK(r.caches.find("L1 " + std::to_string(m.cpu(c).l1_hits()) + " hits " + std::to_string(st.l1_misses) +
+    CHECK(r.caches.find("L1I " + std::to_string(m.cpu(c).l1i_hits()) + " hits " + std::to_string(st.l1i_misses) +
+                        " misses  L1 " + std::to_string(m.cpu(c).l1_hits()) + " hits " + std::to_string(st.l1_misses) +
                         " misses") == 0);
+    CHECK(m.cpu(c).l1i_hits() > 0);
+    CHECK(st.l1i_misses > 0);
     CHECK(r.caches.find(std::to_string(st.transfers) + " transfers") != std::string::npos);
   }
   CHECK(m.cpu(0).l1_hits() > 0);

@@ -31,7 +31,8 @@ CpuRow cpu_row(Debugger& d, int id) {
   for (int i = 0; i < cpu.gpr_count(); ++i) r.regs.push_back(RegRow{cpu.gpr_name(i), cpu.gpr(i), d.reg_changed(id, i)});
   if (const MemorySystem* mem = m.memory_system()) {
     const CacheStats& st = mem->stats(id);
-    r.caches = "L1 " + std::to_string(cpu.l1_hits()) + " hits " + std::to_string(st.l1_misses) + " misses " +
+    r.caches = "L1I " + std::to_string(cpu.l1i_hits()) + " hits " + std::to_string(st.l1i_misses) + " misses  " +
+               "L1 " + std::to_string(cpu.l1_hits()) + " hits " + std::to_string(st.l1_misses) + " misses " +
                std::to_string(st.upgrades) + " upgrades  L2 " + std::to_string(st.l2_hits) + " hits " +
                std::to_string(st.l2_misses) + " misses  " + std::to_string(st.transfers) + " transfers  " +
                std::to_string(st.stall_cycles) + " stall cycles  store buffer " +

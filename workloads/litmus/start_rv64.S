@@ -1,7 +1,9 @@
-/* Two-hart entry for the two-CPU guests here (litmus, falseshare; RV64):
- * hart 0 clears .bss and releases hart 1; both run two_cpu_main(hart) on
- * stacks of their own (32 KiB each, in the runtime's 64 KiB stack area). Harts 2 and up park.
- * Hart 0's return value goes to the finisher (poweroff). */
+/* Entry for the small SMP guests here (litmus, falseshare; RV64): hart 0
+ * clears .bss and releases the others; harts 0-3 run two_cpu_main(hart) on
+ * stacks of their own (16 KiB each, in the runtime's 64 KiB stack area),
+ * and each guest uses the harts it needs (the others return at once).
+ * Harts 4 and up park. Hart 0's return value goes to the finisher
+ * (poweroff). */
   .section .text.init, "ax", @progbits
   .globl _start
 _start:
@@ -9,10 +11,10 @@ _start:
   .option norelax
   la gp, __global_pointer$
   .option pop
-  li t1, 2
+  li t1, 4
   bgeu a0, t1, park
   la sp, __stack_top
-  slli t0, a0, 15
+  slli t0, a0, 14
   sub sp, sp, t0
   bnez a0, secondary
   la t0, __bss_start
@@ -36,8 +38,7 @@ secondary:
   lw t1, 0(t0)
   beqz t1, 3b
   fence rw, rw
-  li a0, 1
-  call two_cpu_main
+  call two_cpu_main  /* a0: the hart, as at reset */
 park:
   csrw mie, zero
 4:

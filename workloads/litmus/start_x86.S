@@ -1,17 +1,18 @@
-/* Two-CPU entry for the two-CPU guests here (litmus, falseshare; x86-64):
- * CPU 0 clears .bss and releases CPU 1; both run two_cpu_main(cpu) on
- * stacks of their own (32 KiB each, in the runtime's 64 KiB stack area). CPUs 2 and up park.
- * CPU 0's return value goes to the finisher (poweroff). Every CPU starts
- * with RDI = its number and interrupts off. */
+/* Entry for the small SMP guests here (litmus, falseshare; x86-64): CPU 0
+ * clears .bss and releases the others; CPUs 0-3 run two_cpu_main(cpu) on
+ * stacks of their own (16 KiB each, in the runtime's 64 KiB stack area),
+ * and each guest uses the CPUs it needs (the others return at once). CPUs
+ * 4 and up park. CPU 0's return value goes to the finisher (poweroff).
+ * Every CPU starts with RDI = its number and interrupts off. */
   .section .text.init, "ax", @progbits
   .globl _start
 _start:
-  cmp $2, %edi
+  cmp $4, %edi
   jae park
   cld
   lea __stack_top(%rip), %rsp
   mov %rdi, %rax
-  shl $15, %rax
+  shl $14, %rax
   sub %rax, %rsp
   xor %ebp, %ebp
   test %edi, %edi
@@ -35,8 +36,7 @@ secondary:
   mov two_cpu_booted(%rip), %eax
   test %eax, %eax
   jz secondary
-  mov $1, %edi
-  call two_cpu_main
+  call two_cpu_main  /* RDI: the CPU, as at reset */
 park:
   cli
   hlt

@@ -92,7 +92,7 @@ TEST_CASE("Timing v2: cache counters and line holders on screen, the same run as
   ProcessResult r = ui("run-to-cycle 1000000\nselect-cpu 1\nwait 2\nprint cpu\nprint clipped\nrun-to-end\nquit\n",
                        {"--cpus", "2", "--timing", "v2"}, 1280, 800);
   CHECK(r.status == 0);
-  CHECK(std::regex_search(r.out, std::regex(R"(\ncaches: L1 [1-9]\d* hits \d+ misses .* transfers .* store buffer \d+)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\ncaches: L1I [1-9]\d* hits \d+ misses  L1 [1-9]\d* hits \d+ misses .* transfers .* store buffer \d+)")));
   CHECK(std::regex_search(r.out, std::regex(R"(\nholders: line 0x[0-9a-f]+: .*L2 of cpus 0-1)")));
   CHECK(r.out.find("clipped: none") != std::string::npos);
   ProcessResult k = run_process({KSIM_BIN, "run", "-q", "--cpus", "2", "--timing", "v2"});
