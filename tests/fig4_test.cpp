@@ -133,4 +133,12 @@ TEST_CASE("ksim fig4 --isa rv64 --cpus 1,2 prints FIG4.md's rows for 1 and 2 CPU
   CHECK(run_ksim({"fig4", "--cpus", "0"}).status == 2);
   CHECK(run_ksim({"fig4", "--cpus", "1,x"}).status == 2);
   CHECK(run_ksim({"fig4", "--dat", "/tmp/x.dat"}).status == 2);  // two ISAs, one data file
+  // Timing v2: one machine profile describes one ISA; the model's options
+  // are checked as ksim run checks them.
+  const ProcessResult two = run_ksim({"fig4", "--machine", "sifive-u54"});
+  CHECK(two.status == 2);
+  CHECK(two.err.find("--machine describes one ISA's machine: give one --isa") != std::string::npos);
+  CHECK(run_ksim({"fig4", "--isa", "x86", "--machine", "sifive-u54", "--cpus", "1"}).status != 0);
+  CHECK(run_ksim({"fig4", "--timing", "v3"}).status == 2);
+  CHECK(run_ksim({"fig4", "--isa", "x86", "--timing", "v2", "--memory-model", "rvwmo"}).status == 2);
 }

@@ -32,12 +32,12 @@ struct Point {
   uint64_t cycles = 0, hits = 0;
 };
 
-Point run_point(Isa isa, int cpus, Series s) {
-  MachineConfig cfg;
-  cfg.isa = isa;
+// `base`: the ISA and the timing model (--timing, --machine, --memory-model).
+Point run_point(const MachineConfig& base, int cpus, Series s) {
+  MachineConfig cfg = base;
   cfg.cpus = cpus;
   Machine m(cfg);
-  m.load(load_image("", "fig4", isa));
+  m.load(load_image("", "fig4", cfg.isa));
   std::unique_ptr<kprobes::Engine> engine;
   std::unique_ptr<kprobes::ProbeSession> session;
   if (s != Series::none) {
@@ -76,10 +76,15 @@ std::vector<int> parse_cpu_list(const std::string& text) {
 int cmd_fig4(const std::vector<std::string>& args) {
   po::options_description opts("ksim fig4 options");
   std::vector<std::string> isas;
-  std::string cpu_list = "1,2,4,8,16", dat;
+  std::string cpu_list = "1,2,4,8,16", dat, timing = "v1", machine, memory_model;
   opts.add_options()
       ("isa", po::value(&isas)->composing(), "rv64 or x86 (repeatable; default: both)")
       ("cpus", po::value(&cpu_list)->default_value(cpu_list), "the CPU counts, comma-separated")
+      ("timing", po::value(&timing)->default_value("v1"),
+       "v1 (a constant per instruction class) or v2 (each ISA's machine profile: caches, coherence, store "
+       "buffers; docs/TIMING.md)")
+      ("machine", po::value(&machine), "timing v2's machine profile, a name or a file (one --isa)")
+      ("memory-model", po::value(&memory_model), "sc, tso or rvwmo (timing v2; default: the ISA's own)")
       ("dat", po::value(&dat),
        "also write the points to FILE (one ISA): lines 'cpus none spinlock rcu', for scripts/fig4-plot.sh");
   po::variables_map vm;
@@ -91,20 +96,32 @@ int cmd_fig4(const std::vector<std::string>& args) {
   if (isas.empty()) isas = {"rv64", "x86"};
   const std::vector<int> counts = parse_cpu_list(cpu_list);
   if (!dat.empty() && isas.size() != 1) throw UsageError{"--dat writes one ISA's points: give one --isa"};
+  if (!machine.empty() && isas.size() != 1) throw UsageError{"--machine describes one ISA's machine: give one --isa"};
+  std::vector<MachineConfig> bases;
+  for (const std::string& name : isas) {
+    MachineConfig cfg;
+    cfg.isa = parse_isa(name);
+    apply_timing_options(vm, cfg.isa, timing, machine, memory_model, cfg);
+    bases.push_back(cfg);
+  }
   std::ofstream out;
   if (!dat.empty()) {
     out.open(dat);
     if (!out) throw InputError(dat + ": cannot write the data file");
     out << "# cpus none spinlock rcu  (ksim fig4 --isa " << isas[0] << ", simulated cycles)\n";
   }
-  for (const std::string& name : isas) {
-    const Isa isa = parse_isa(name);
-    std::printf("### %s\n\n", name.c_str());
+  for (size_t i = 0; i < isas.size(); ++i) {
+    const MachineConfig& base = bases[i];
+    if (base.profile)
+      std::printf("### %s (timing v2: %s, memory model %s)\n\n", isas[i].c_str(), base.profile->name.c_str(),
+                  base.memory_model == MemoryModel::sc ? "sc" : base.memory_model == MemoryModel::tso ? "tso" : "rvwmo");
+    else
+      std::printf("### %s\n\n", isas[i].c_str());
     std::printf("| CPUs | probe hits | no probe | spinlock | rcu | spinlock / rcu |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int n : counts) {
-      const Point none = run_point(isa, n, Series::none), spin = run_point(isa, n, Series::spinlock),
-                  rcu = run_point(isa, n, Series::rcu);
+      const Point none = run_point(base, n, Series::none), spin = run_point(base, n, Series::spinlock),
+                  rcu = run_point(base, n, Series::rcu);
       // Every call hits: the probe's own count, for both locking modes.
       if (spin.hits != kCallsPerCpu * n || rcu.hits != kCallsPerCpu * n)
         throw InputError("fig4 on " + std::to_string(n) + " CPUs: the probe counted " + std::to_string(spin.hits) +
