@@ -20,6 +20,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::probe_op: return "probe_op";
     case EventKind::stale_fetch: return "stale_fetch";
     case EventKind::code_sync: return "code_sync";
+    case EventKind::cache_miss: return "cache_miss";
   }
   return "?";
 }
@@ -89,7 +90,7 @@ void EventStream::restore(Reader& r) {
     e.cycle = r.u64();
     e.cpu = r.i32();
     uint8_t kind = r.u8();
-    if (kind > static_cast<uint8_t>(EventKind::code_sync)) r.fail("bad event kind");
+    if (kind > static_cast<uint8_t>(EventKind::cache_miss)) r.fail("bad event kind");
     e.kind = static_cast<EventKind>(kind);
     e.a = r.u64();
     e.b = r.u64();

@@ -33,7 +33,15 @@ enum class EventKind : uint8_t {
   stale_fetch,  // the CPU executed the instruction at a from a stale view: it does not see the store
                 // made at cycle b by CPU c yet (once per store and CPU)
   code_sync,    // the CPU serialised (x86) or ran fence.i (RV64) with a stale view: a = stores it now sees
+  // Timing v2's caches (docs/TIMING.md), only with MachineConfig::trace_cache
+  // (ksim run --trace-cache), stamped with the step the access belongs to:
+  cache_miss,   // a = the line's address, b = the access (CacheAccess), c = where the line came from
+                // (CacheSource: the L2, memory, or 2 + k for CPU k's modified copy, a transfer)
 };
+
+// cache_miss's b and c.
+enum CacheAccess : uint8_t { kMissLoad = 0, kMissStore = 1, kMissFetch = 2, kMissUpgrade = 3 };
+enum CacheSource : uint8_t { kFromL2 = 0, kFromMemory = 1, kFromCpu = 2 };
 
 const char* event_kind_name(EventKind k);
 

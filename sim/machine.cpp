@@ -48,6 +48,12 @@ Machine::Machine(const MachineConfig& cfg)
       if (ram.page_flags(e.addr) | ram.page_flags(e.addr + e.size - 1))
         bus_.notify_flagged_store(Accessor{cpu, e.visible}, e.addr, e.size);
     };
+    if (cfg.trace_cache)
+      memsys_->on_miss = [this](int cpu, uint64_t cycle, uint64_t la, unsigned what, unsigned from) {
+        events_.emit(Event{cycle, cpu, EventKind::cache_miss, la, what, from, ""});
+      };
+  } else if (cfg.trace_cache) {
+    throw InputError("--trace-cache needs timing model v2 (model v1 has no caches)");
   } else if (cfg.memory_model != MemoryModel::sc) {
     throw InputError("--memory-model tso and rvwmo need timing model v2 (store buffers live in its caches)");
   }

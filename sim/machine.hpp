@@ -65,6 +65,9 @@ struct MachineConfig {
   // Timing v2's memory model (docs/TIMING.md): sc, or the store buffers of
   // x86-TSO or RVWMO. v1 has sc only.
   MemoryModel memory_model = MemoryModel::sc;
+  // Timing v2: a cache_miss event for every miss and upgrade (sim/events.hpp;
+  // ksim run --trace-cache). They enter the trace hash, so it is opt-in.
+  bool trace_cache = false;
 };
 
 // What running ahead did in a run (for tests and benchmarks).

@@ -89,6 +89,16 @@ void TraceWriter::on_event(const Event& e) {
     case EventKind::code_sync:  // a = the stale stores dropped
       std::fprintf(f_, ",\"stores\":%llu", static_cast<unsigned long long>(e.a));
       break;
+    case EventKind::cache_miss: {  // a = line, b = access, c = source
+      static const char* const kAccess[] = {"load", "store", "fetch", "upgrade"};
+      hexfield("line", e.a);
+      std::fprintf(f_, ",\"access\":\"%s\"", e.b < 4 ? kAccess[e.b] : "?");
+      if (e.c >= kFromCpu)
+        std::fprintf(f_, ",\"from\":\"cpu %llu\"", static_cast<unsigned long long>(e.c - kFromCpu));
+      else
+        std::fprintf(f_, ",\"from\":\"%s\"", e.c == kFromL2 ? "l2" : "memory");
+      break;
+    }
     default:
       break;
   }

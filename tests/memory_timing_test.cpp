@@ -405,6 +405,8 @@ TEST_CASE("Timing v2: a checkpoint resumes the same run, caches included", "[mem
     CHECK(second.console() == whole.console());
     CHECK(second.memory_system()->stats(1).l1_misses == whole.memory_system()->stats(1).l1_misses);
     CHECK(second.cpu(0).l1_hits() == whole.cpu(0).l1_hits());
+    CHECK(second.memory_system()->stats(1).l1i_misses == whole.memory_system()->stats(1).l1i_misses);
+    CHECK(second.cpu(0).l1i_hits() == whole.cpu(0).l1i_hits());
 
     // A checkpoint of a v2 machine does not restore into a v1 one.
     MachineConfig v1 = cfg;
@@ -413,4 +415,69 @@ TEST_CASE("Timing v2: a checkpoint resumes the same run, caches included", "[mem
     Machine other(v1);
     CHECK_THROWS_AS(restore_checkpoint(other, bytes), InputError);
   }
+}
+
+namespace {
+// The cache_miss events of a run, as they are produced.
+struct MissLog : EventObserver {
+  std::vector<Event> misses;
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::cache_miss) misses.push_back(e);
+  }
+};
+}  // namespace
+
+// --trace-cache (MachineConfig::trace_cache): one event per miss and
+// upgrade, which must add up to the memory system's counters, come out the
+// same on the reference schedule, and exist only when asked for under v2.
+TEST_CASE("Timing v2: cache_miss events account for every miss, upgrade and transfer", "[memory][trace]") {
+  for (Isa isa : {Isa::rv64, Isa::x86_64}) {
+    INFO(isa_name(isa));
+    const char* elf = isa == Isa::rv64 ? "workloads/rv64/kernel_preempt.elf" : "workloads/x86/kernel_x86_preempt.elf";
+    std::vector<Event> seen[2];
+    for (int reference = 0; reference < 2; ++reference) {
+      MachineConfig cfg;
+      cfg.isa = isa;
+      cfg.cpus = 4;
+      cfg.profile = profile(isa == Isa::rv64 ? "sifive-u54" : "xeon-e5410");
+      cfg.memory_model = isa == Isa::rv64 ? MemoryModel::rvwmo : MemoryModel::tso;
+      cfg.trace_cache = true;
+      cfg.reference_schedule = reference == 1;
+      Machine m(cfg);
+      MissLog log;
+      m.events().add(&log);
+      m.load(test::guest_image(elf, isa));
+      REQUIRE(m.run().end == RunResult::End::poweroff);
+      for (int c = 0; c < 4; ++c) {
+        uint64_t data = 0, fetch = 0, upgrade = 0, transfer = 0;
+        for (const Event& e : log.misses) {
+          if (e.cpu != c) continue;
+          if (e.b == kMissLoad || e.b == kMissStore) ++data;
+          if (e.b == kMissFetch) ++fetch;
+          if (e.b == kMissUpgrade) ++upgrade;
+          if (e.c >= kFromCpu) {
+            ++transfer;
+            CHECK(static_cast<int>(e.c - kFromCpu) != c);
+          }
+        }
+        const CacheStats& st = m.memory_system()->stats(c);
+        CHECK(data == st.l1_misses);
+        CHECK(fetch == st.l1i_misses);
+        CHECK(upgrade == st.upgrades);
+        CHECK(transfer == st.transfers);
+        CHECK(fetch > 0);
+      }
+      seen[reference] = log.misses;
+    }
+    REQUIRE(seen[0].size() == seen[1].size());
+    bool same = true;
+    for (size_t i = 0; i < seen[0].size(); ++i)
+      same = same && seen[0][i].cycle == seen[1][i].cycle && seen[0][i].cpu == seen[1][i].cpu &&
+             seen[0][i].a == seen[1][i].a && seen[0][i].b == seen[1][i].b && seen[0][i].c == seen[1][i].c;
+    CHECK(same);
+  }
+  // Timing v1 has no caches to trace.
+  MachineConfig v1;
+  v1.trace_cache = true;
+  CHECK_THROWS_AS(Machine(v1), InputError);
 }

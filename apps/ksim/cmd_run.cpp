@@ -88,6 +88,8 @@ int cmd_run(const std::vector<std::string>& args) {
        "stop with exit status 5 when the machine's clock reaches this cycle")
       ("trace", po::value(&trace), "write the event stream to FILE as JSON Lines")
       ("trace-insns", "also write one event per executed instruction (slow)")
+      ("trace-cache", "timing v2: add a cache_miss event for every cache miss and upgrade (the line, the access, "
+                      "where the line came from) to the event stream, the trace hash included")
       ("checkpoint-at", po::value(&checkpoint_at_opt), "save a checkpoint when the run reaches this cycle (needs --checkpoint-file)")
       ("checkpoint-file", po::value(&checkpoint_file), "file the checkpoint is written to")
       ("restore", po::value(&restore),
@@ -198,6 +200,7 @@ int cmd_run(const std::vector<std::string>& args) {
                        std::to_string(cfg.quantum)};
     cfg.reference_schedule = reference;
     cfg.run_ahead = !vm.count("no-run-ahead");
+    cfg.trace_cache = vm.count("trace-cache") > 0;
     machine = std::make_unique<Machine>(cfg);
     restore_checkpoint(*machine, bytes);
     restored_hash = h.trace_hash;
@@ -216,6 +219,9 @@ int cmd_run(const std::vector<std::string>& args) {
     cfg.run_ahead = !vm.count("no-run-ahead");
     cfg.profile = timing_cfg.profile;
     cfg.memory_model = timing_cfg.memory_model;
+    if (vm.count("trace-cache") && !cfg.profile)
+      throw UsageError{"--trace-cache needs --timing v2 (model v1 has no caches)"};
+    cfg.trace_cache = vm.count("trace-cache") > 0;
     machine = std::make_unique<Machine>(cfg);
     machine->load(img);
   }

@@ -244,7 +244,9 @@ uint32_t MemorySystem::ifetch(int cpu, uint64_t cycle, uint64_t addr) {
     l2_fill(k, cycle, cluster(k), la, true);
     d.set_state(la, kMesiS);
   }
-  const uint32_t cost = supply(cpu, cycle, la, owner);
+  unsigned from = 0;
+  const uint32_t cost = supply(cpu, cycle, la, owner, from);
+  if (on_miss) on_miss(cpu, cycle, la, 2, from);
   const Cache::Victim v = mine.fill(la, kIValid);
   if (v.valid && on_ievict) on_ievict(cpu, v.addr);
   const uint32_t extra = cost > p_.l1i_latency ? cost - p_.l1i_latency : 0;
@@ -282,19 +284,22 @@ void MemorySystem::code_store(int cpu, uint64_t cycle, uint64_t addr, unsigned s
     }
 }
 
-uint32_t MemorySystem::supply(int cpu, uint64_t cycle, uint64_t la, int owner) {
+uint32_t MemorySystem::supply(int cpu, uint64_t cycle, uint64_t la, int owner, unsigned& from) {
   CacheStats& st = stats_[static_cast<size_t>(cpu)];
   const int me = cluster(cpu);
   if (owner >= 0) {
     ++st.transfers;
+    from = 2 + static_cast<unsigned>(owner);
     l2_fill(cpu, cycle, me, la, false);
     return cluster(owner) == me ? p_.transfer_same_l2 : p_.transfer_other_l2;
   }
   if (l2_[static_cast<size_t>(me)].find(la) >= 0) {
     ++st.l2_hits;
+    from = 0;
     return p_.l2_latency;
   }
   ++st.l2_misses;
+  from = 1;
   l2_fill(cpu, cycle, me, la, false);
   return p_.memory_latency;
 }
@@ -340,11 +345,14 @@ uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool wr
   }
   if (cur == kMesiS) {  // a store to a shared copy: the data is here
     ++st.upgrades;
+    if (on_miss) on_miss(cpu, cycle, la, 3, 0);
     mine.set_state(la, kMesiM);
     return (far ? p_.upgrade_other_l2 : p_.upgrade_same_l2) - p_.l1d_latency;
   }
   ++st.l1_misses;
-  const uint32_t cost = supply(cpu, cycle, la, owner);
+  unsigned from = 0;
+  const uint32_t cost = supply(cpu, cycle, la, owner, from);
+  if (on_miss) on_miss(cpu, cycle, la, write ? 1 : 0, from);
   l1_victim(cpu, cycle, mine.fill(la, write ? kMesiM : (others ? kMesiS : kMesiE)));
   return cost - p_.l1d_latency;
 }

@@ -82,6 +82,10 @@ class MemorySystem {
   // `cpu`'s L1I lost a line (its own fill's victim, an inclusive L2's
   // eviction, a coherent store, fence.i): what it held of old code goes.
   std::function<void(int cpu, uint64_t line_addr)> on_ievict;
+  // Every miss and upgrade, in exact order (the machine's cache_miss
+  // events, sim/events.hpp): `cycle` is the step's, `what` a CacheAccess,
+  // `from` a CacheSource. Unset (the default), nothing is built.
+  std::function<void(int cpu, uint64_t cycle, uint64_t line_addr, unsigned what, unsigned from)> on_miss;
   unsigned line_bytes() const { return 1u << line_shift_; }
 
   // An access in exact order, in the CPU's step that began at `cycle`: the
@@ -157,8 +161,10 @@ class MemorySystem {
   // as the profile says.
   void l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, bool dirty);
   // Where a missed line comes from for `cpu`: `owner`'s modified copy (a
-  // transfer), its L2, or memory (which fills the L2); the latency, counted.
-  uint32_t supply(int cpu, uint64_t cycle, uint64_t la, int owner);
+  // transfer), its L2, or memory (which fills the L2); the latency, counted,
+  // and in `from` the source as a cache_miss event gives it (0 L2, 1
+  // memory, 2 + k CPU k).
+  uint32_t supply(int cpu, uint64_t cycle, uint64_t la, int owner, unsigned& from);
   // `cpu`'s L1 gives up a victim (a modified one is written back).
   void l1_victim(int cpu, uint64_t cycle, const Cache::Victim& v);
 

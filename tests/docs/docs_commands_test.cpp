@@ -280,6 +280,16 @@ const std::map<std::string, Check>& checks() {
       CHECK(r.out().find("memory (sifive-u54): per CPU\n") != std::string::npos);
       CHECK(std::regex_search(r.out(), std::regex(R"(\n  0 +[1-9]\d* +[1-9]\d* )")));  // hits and misses
     });
+    t["build/apps/ksim/ksim run --cpus 2 --timing v2 -q --trace-cache --trace t.jsonl"] = ok([passed](const Ran& r) {
+      passed(r);
+      const std::string trace = read(r.dir / "t.jsonl");
+      CHECK(trace.find("{\"cycle\":0,\"cpu\":0,\"kind\":\"cache_miss\",\"line\":\"0x80000000\",\"access\":\"fetch\","
+                       "\"from\":\"memory\"}\n") == 0);
+      CHECK(trace.find("\"cpu\":1,\"kind\":\"cache_miss\",\"line\":\"0x80000000\",\"access\":\"fetch\",\"from\":\"l2\"}") !=
+            std::string::npos);
+      CHECK(std::regex_search(trace, std::regex(R"("access":"upgrade")")));
+      CHECK(std::regex_search(trace, std::regex(R"("from":"cpu \d+")")));
+    });
     t["build/apps/ksim/ksim run --isa x86 --cpus 4 --machine xeon-e5410 --stats"] = ok([passed](const Ran& r) {
       passed(r);
       CHECK(r.out().find("timing: v2, machine xeon-e5410, memory model tso (") != std::string::npos);

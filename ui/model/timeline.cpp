@@ -281,6 +281,12 @@ std::string describe_event(const EventLog& log, size_t i, const SymbolTable& sym
            "'s store of cycle " + std::to_string(r.b) + ")";
       break;
     case EventKind::code_sync: s += "code sync (" + std::to_string(r.a) + " stale stores dropped)"; break;
+    case EventKind::cache_miss: {
+      static const char* const kAccess[] = {"load", "store", "fetch", "upgrade"};
+      s += std::string(r.b < 4 ? kAccess[r.b] : "access") + " miss on line " + syms.format(r.a) + " from " +
+           (r.c >= kFromCpu ? "CPU " + std::to_string(r.c - kFromCpu) : r.c == kFromL2 ? "the L2" : "memory");
+      break;
+    }
   }
   return s;
 }
