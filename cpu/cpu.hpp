@@ -34,6 +34,9 @@ class Cpu {
   // Timing model v2: the CPU's L1I lost the line at `line_addr`; if it is
   // fetching from it, its next fetch looks again.
   virtual void line_evicted(uint64_t line_addr) = 0;
+  // Timing model v2: the CPU's L1I was replaced wholesale (a checkpoint
+  // restore): whatever it remembers about it goes.
+  virtual void icache_replaced() = 0;
   // Runs until the CPU's cycle count reaches `until` or the run is asked to
   // stop; returns early when the CPU is idle (waiting for an interrupt).
   virtual void run(uint64_t until) = 0;

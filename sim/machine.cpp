@@ -263,6 +263,7 @@ void Machine::restore_caches(Reader& r) {
       (*raw.stamp)[i] = r.u64();
     }
   }
+  for (Cpu* c : cpus_) c->icache_replaced();
   for (CacheStats& st : memsys_->all_stats()) r.raw(&st, sizeof st);
   for (StoreBuffer& b : memsys_->all_buffers()) {
     b.entries.clear();

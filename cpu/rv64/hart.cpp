@@ -360,7 +360,11 @@ bool Hart::may_leave_line(const Insn& in, uint64_t pc) const {
 
 bool Hart::enter_line(const Insn* n) {
   const uint64_t line = pc_of(n) & ~uint64_t{iline_bytes_ - 1};
-  if (!mem_->ihit(id_, line)) return false;
+  uint64_t& f = ifilter_[(line >> iline_line_shift_) % kIFilter];
+  if (f != line) {
+    if (!mem_->ihit(id_, line)) return false;
+    f = line;
+  }
   ++ctl_.l1i_hits;
   ctl_.fetch_line = line;
   return true;
@@ -508,9 +512,12 @@ void Hart::set_memory_system(MemorySystem* m) {
   lead_slack_ = 2 * std::max(load_extra_[0], load_extra_[1]);
   // One line of code is line/2 entries of sizeof(Insn) bytes.
   iline_bytes_ = p.l1i.line_bytes;
+  iline_line_shift_ = 0;
+  while ((1u << iline_line_shift_) < iline_bytes_) ++iline_line_shift_;
   iline_entry_shift_ = 0;
   while ((uint64_t{1} << iline_entry_shift_) < uint64_t{iline_bytes_} / 2 * sizeof(Insn)) ++iline_entry_shift_;
   ctl_.fetch_line = ~uint64_t{0};
+  for (uint64_t& f : ifilter_) f = ~uint64_t{0};
 }
 
 void Hart::note_atomic_store(uint64_t addr, unsigned size) {

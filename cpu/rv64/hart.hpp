@@ -103,6 +103,12 @@ class Hart final : public Cpu {
   void raise_breakpoint() override { raise(kBreakpoint, s.pc); }
   void line_evicted(uint64_t line_addr) override {
     if (ctl_.fetch_line == line_addr) ctl_.fetch_line = ~uint64_t{0};
+    if (!iline_bytes_) return;
+    uint64_t& f = ifilter_[(line_addr >> iline_line_shift_) % kIFilter];
+    if (f == line_addr) f = ~uint64_t{0};
+  }
+  void icache_replaced() override {
+    for (uint64_t& f : ifilter_) f = ~uint64_t{0};
   }
 
   // --- Observation ---------------------------------------------------------
@@ -520,6 +526,14 @@ class Hart final : public Cpu {
   MemorySystem* mem_ = nullptr;
   unsigned iline_bytes_ = 0;
   unsigned iline_entry_shift_ = 63;  // v1: no two entries differ above bit 63
+  unsigned iline_line_shift_ = 6;    // log2(iline_bytes_)
+  // Lines this hart's L1I was found to hold, by line number modulo
+  // kIFilter: a hit changes no cache state, so a line stays held until
+  // the L1I loses it (line_evicted clears its slot). It spares the tag
+  // lookup for loops that span a few lines; host state only (a put-back
+  // or a restore may find it empty, never wrong).
+  static constexpr unsigned kIFilter = 4;
+  uint64_t ifilter_[kIFilter] = {~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}};
   bool fetch_line_slow(uint64_t line);
   // Whether `in` at `pc` may be followed by an instruction in another
   // line (it reaches the line's end, or jumps).

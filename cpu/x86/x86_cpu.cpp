@@ -189,6 +189,8 @@ void X86Cpu::set_memory_system(MemorySystem* m) {
   const uint64_t base = timing::kClassCycles[static_cast<int>(timing::Class::alu)];
   load_extra_ = m && m->profile().l1d_latency > base ? static_cast<uint8_t>(m->profile().l1d_latency - base) : 0;
   iline_bytes_ = m ? m->profile().l1i.line_bytes : 0;
+  iline_line_shift_ = 0;
+  while ((1u << iline_line_shift_) < iline_bytes_) ++iline_line_shift_;
   iline_entry_shift_ = 63;
   if (m) {
     // One line of code is `line` fast entries of sizeof(Fast) bytes.
@@ -196,6 +198,7 @@ void X86Cpu::set_memory_system(MemorySystem* m) {
     while ((uint64_t{1} << iline_entry_shift_) < uint64_t{iline_bytes_} * sizeof(Fast)) ++iline_entry_shift_;
   }
   fetch_line_ = ~uint64_t{0};
+  for (uint64_t& f : ifilter_) f = ~uint64_t{0};
 }
 
 bool X86Cpu::fetch_line_precise() {

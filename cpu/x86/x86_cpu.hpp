@@ -116,6 +116,12 @@ class X86Cpu final : public Cpu {
   uint64_t l1i_hits() const override { return l1i_hits_; }
   void line_evicted(uint64_t line_addr) override {
     if (fetch_line_ == line_addr) fetch_line_ = ~uint64_t{0};
+    if (!iline_bytes_) return;
+    uint64_t& f = ifilter_[(line_addr >> iline_line_shift_) % kIFilter];
+    if (f == line_addr) f = ~uint64_t{0};
+  }
+  void icache_replaced() override {
+    for (uint64_t& f : ifilter_) f = ~uint64_t{0};
   }
   // --- Instruction fetch under timing v2 (as the RV64 core's, hart.hpp) ---
   // An instruction is fetched from the line of its first byte; a fetch from
@@ -134,7 +140,11 @@ class X86Cpu final : public Cpu {
     if (n == &fault_fast_) return false;
     const uint64_t line = pc_of(n) & ~uint64_t{iline_bytes_ - 1};
     if (line == fetch_line_) return true;
-    if (!mem_->ihit(id_, line)) return false;
+    uint64_t& f = ifilter_[(line >> iline_line_shift_) % kIFilter];
+    if (f != line) {
+      if (!mem_->ihit(id_, line)) return false;
+      f = line;
+    }
     ++l1i_hits_;
     fetch_line_ = line;
     return true;
@@ -599,9 +609,13 @@ class X86Cpu final : public Cpu {
   uint64_t l1_hits_ = 0;
   unsigned iline_bytes_ = 0;         // timing v2's I-cache line; 0 under v1
   unsigned iline_entry_shift_ = 63;  // v1: no two entries differ above bit 63
+  unsigned iline_line_shift_ = 6;    // log2(iline_bytes_)
   uint64_t fetch_line_ = ~uint64_t{0};
   uint64_t l1i_hits_ = 0;
   uint64_t fetch_next_ = 0;          // the RIP after the last careful step's instruction
+  // Lines this CPU's L1I was found to hold (as the RV64 core's, hart.hpp).
+  static constexpr unsigned kIFilter = 4;
+  uint64_t ifilter_[kIFilter] = {~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}};
   MemorySystem* mem_ = nullptr;
   bool atomic_ = false;    // executing a locked instruction: its store is not buffered
   bool deferred_ = false;  // the last instruction waited for the store buffer instead of running
