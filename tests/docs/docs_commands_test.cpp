@@ -465,6 +465,13 @@ const std::map<std::string, Check>& checks() {
       CHECK(r.out().find("probe: kprobes/p_do_fork_0 k do_fork hits 0 ") != std::string::npos);
     });
     t["build/apps/ksim-ui/ksim-ui --cpus 4 --seed 7 --at 1500000"] = ui("print position\nquit\n", at_cycle(1'500'000));
+    // Timing v2: the CPUs window's cache counters, the Memory window's holders.
+    t["build/apps/ksim-ui/ksim-ui --cpus 2 --timing v2 --at 1000000"] =
+        ui("print position\nprint cpu\nquit\n", [](const Ran& r) {
+          CHECK(grab(r.out(), "position: cycle (\\d+) ") == "1000000");
+          CHECK(std::regex_search(r.out(), std::regex(R"(\ncaches: L1I [1-9]\d* hits [1-9]\d* misses  L1 [1-9]\d* hits .* transfers .* store buffer \d+)")));
+          CHECK(std::regex_search(r.out(), std::regex(R"(\nholders: line 0x[0-9a-f]+: )")));
+        });
     t["build/apps/ksim-ui/ksim-ui --isa x86 --cpus 2 --probe 'r:myopen sys_open ret=$retval'"] =
         ui("run-to-cycle 3000000\nprint probes\nquit\n", [](const Ran& r) {
           CHECK(std::regex_search(r.out(), std::regex(R"(probe: kprobes/myopen r sys_open hits [1-9])")));
