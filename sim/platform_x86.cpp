@@ -119,7 +119,8 @@ class X86Platform final : public Platform {
       w.i32(k.nested_traps);
       // The rep iterations counted as steps, and the seeded stall schedule
       // (as RV64 saves its harts' next_stall and stall_draws).
-      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws, k.l1_hits, k.fetch_line, k.l1i_hits}) w.u64(v);
+      for (uint64_t v : {k.rep_iterations, k.next_stall, k.stall_draws, k.l1_hits, k.fetch_line, k.l1i_hits, k.fetch_next})
+        w.u64(v);
     }
     w.vec(lapic_.snapshot());
     save_code_views(w, views_, static_cast<int>(cpus_.size()));
@@ -151,6 +152,7 @@ class X86Platform final : public Platform {
       k.l1_hits = r.u64();
       k.fetch_line = r.u64();
       k.l1i_hits = r.u64();
+      k.fetch_next = r.u64();
       c->reset_control();
       c->set_control(k);
     }

@@ -704,3 +704,63 @@ TEST_CASE("timing v2, RV64: straight-line code misses the I-cache once per line,
   // The second pass hits every line: the same nops, no miss.
   CHECK(r.last(1) - r.last(0) < 1024 * timing::cycles(timing::Class::alu) + 64);
 }
+
+TEST_CASE("code model, timing v2: running ahead and the reference schedule agree on stores into code", "[code_model][icache][run_ahead]") {
+  const Isa isa = GENERATE(Isa::x86_64, Isa::rv64);
+  INFO(isa_name(isa));
+  std::vector<uint64_t> seen[2];
+  for (int reference = 0; reference < 2; ++reference) {
+    Rig r(isa, CodeModel::relaxed, reference == 1, true);
+    load(r);
+    r.run_to(20'000);
+    r.flag();
+    r.run_to(40'000);
+    std::vector<uint64_t>& out = seen[reference];
+    for (uint64_t off : {kT + 8, kT + 16, kLast + 8, kLast + 16, kOwn, kOwn + 8, kOwn + 16}) out.push_back(r.q(off));
+    for (int c = 0; c < 2; ++c) {
+      const CacheStats& st = r.m.memory_system()->stats(c);
+      out.insert(out.end(), {r.m.cpu(c).cycle(), r.m.cpu(c).instret(), r.m.cpu(c).l1i_hits(), st.l1i_misses,
+                             st.l1_misses, st.l1i_invalidations});
+    }
+    for (const Event& e : r.ev.stale) out.insert(out.end(), {e.cycle, static_cast<uint64_t>(e.cpu), e.a, e.b});
+    for (const Event& e : r.ev.sync) out.insert(out.end(), {e.cycle, static_cast<uint64_t>(e.cpu), e.a});
+  }
+  CHECK(seen[0] == seen[1]);
+}
+
+// One x86 CPU (which never runs ahead, so its stores into code pages stay
+// on the fast path) storing into the line it executes: every store takes
+// the line from its I-cache (SDM vol. 3A §11.6), and the next instruction
+// misses, on the fast path as on the precise one.
+TEST_CASE("code model, timing v2, x86: a CPU storing into the line it runs fetches it again each time", "[code_model][icache]") {
+  uint64_t mid[2] = {}, misses[2] = {};
+  for (int reference = 0; reference < 2; ++reference) {
+    MachineConfig c;
+    c.isa = Isa::x86_64;
+    c.cpus = 1;
+    c.ram_size = 1 << 20;
+    c.reference_schedule = reference == 1;
+    c.profile = load_machine_profile("xeon-e5410");
+    c.memory_model = MemoryModel::tso;
+    Machine m(c);
+    const uint64_t at = memmap::kRamBaseX86 + kFn;
+    // loop: mov [rip+data], eax; inc eax; cmp eax, 1000; jne loop; spin; data
+    std::vector<uint8_t> v = {0x89, 0x05, 0, 0, 0, 0, 0xff, 0xc0, 0x3d, 0xe8, 0x03, 0x00, 0x00, 0x75, 0xf1, 0xeb, 0xfe,
+                              0x00, 0x00, 0x00, 0x00};
+    const int32_t disp = static_cast<int32_t>((at + 17) - (at + 6));
+    std::memcpy(&v[2], &disp, 4);
+    m.bus().write_bytes(at, v.data(), v.size());
+    m.cpu(0).set_pc(at);
+    // Half-way through the loop: how far it got is what its fetches cost.
+    REQUIRE(m.run(RunLimits{8'000}).end == RunResult::End::paused);
+    mid[reference] = m.cpu(0).instret();
+    CHECK(m.cpu(0).gpr(0) > 100);
+    CHECK(m.cpu(0).gpr(0) < 1000);
+    REQUIRE(m.run(RunLimits{200'000}).end == RunResult::End::paused);
+    CHECK(m.cpu(0).pc() == at + 15);  // at the spin: the loop ran 1000 times
+    misses[reference] = m.memory_system()->stats(0).l1i_misses;
+  }
+  CHECK(misses[0] >= 1000);
+  CHECK(misses[0] == misses[1]);
+  CHECK(mid[0] == mid[1]);
+}

@@ -61,6 +61,10 @@ struct Control {
   uint64_t l1i_hits = 0;
 };
 
+class Hart;
+// The page-end guard entry's semantics (exec_system.cpp): no instruction.
+void exec_page_end(Hart&, const Insn&);
+
 class Hart final : public Cpu {
  public:
   Hart(int id, Bus& bus, Clint& clint, DecodeCache& cache, Reservations& reservations,
@@ -157,8 +161,9 @@ class Hart final : public Cpu {
   void exec_copy(const Insn& in) {
     step_cycle_ = s.cycle;
     // The fetch (timing v2): a new line may miss; ahead that is a sync
-    // point, and the instruction does not run.
-    if (iline_bytes_ && !fetch_line_precise()) return;
+    // point, and the instruction does not run. (A page-end guard entry is
+    // no instruction: the one after it fetches, at its own step.)
+    if (iline_bytes_ && in.exec != &exec_page_end && !fetch_line_precise()) return;
     const Insn copy = in;
     copy.exec(*this, copy);
   }

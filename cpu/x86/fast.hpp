@@ -195,7 +195,9 @@ template <unsigned S>
   const Fast* n = f + f->len;
   const uint64_t nc = cyc + f->cycles;
   cpu.notify_store(addr, static_cast<unsigned>(size), cyc);
-  KSIM_X86_NEXT_AFTER(f, n, nc, r);
+  // (The store may have taken the line being executed from this CPU's
+  // I-cache, timing v2: the next instruction fetches it again.)
+  KSIM_X86_NEXT_FAR(n, nc, r);
 }
 // The entry after `f`. Handlers are instantiated for the common lengths of
 // their encodings (kLen), and kLen 0 reads the length from the entry: with

@@ -254,10 +254,11 @@ class X86Cpu final : public Cpu {
     uint64_t l1_hits = 0;         // timing v2: L1 hits (a put-back takes them back)
     uint64_t fetch_line = ~0ull;  // timing v2: the line fetched from (X86Cpu::fetch_line_)
     uint64_t l1i_hits = 0;        // timing v2: fetches of a new line that hit the L1I
+    uint64_t fetch_next = 0;      // timing v2: the RIP after the last careful step (stale fetch windows)
   };
   Control control() const {
     return {halted_, sti_shadow_, traps_, instret_at_last_trap_, nested_traps_, rep_iterations_, next_stall_,
-            stall_draws_, l1_hits_, fetch_line_, l1i_hits_};
+            stall_draws_, l1_hits_, fetch_line_, l1i_hits_, fetch_next_};
   }
   void set_control(const Control& c) {
     halted_ = c.halted;
@@ -271,6 +272,7 @@ class X86Cpu final : public Cpu {
     l1_hits_ = c.l1_hits;
     fetch_line_ = c.fetch_line;
     l1i_hits_ = c.l1i_hits;
+    fetch_next_ = c.fetch_next;
   }
   // Forgets idling, crash and trap-loop history (for harnesses that reuse
   // one machine to run many independent snippets).

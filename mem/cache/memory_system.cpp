@@ -236,7 +236,14 @@ uint32_t MemorySystem::ifetch(int cpu, uint64_t cycle, uint64_t addr) {
   int owner = -1;
   for (int k = 0; k < cpus(); ++k) {
     Cache& d = l1_[static_cast<size_t>(k)];
+    // (Its own modified copy supplies the line too, from its L1D through
+    // the L2, as a write-back: no transfer from another CPU.)
     if (d.state(la) != kMesiM) continue;
+    if (k == cpu) {
+      l2_fill(k, cycle, cluster(k), la, true);
+      d.set_state(la, kMesiS);
+      continue;
+    }
     // A CPU running ahead may have stored into its modified copy since
     // this fetch's cycle: it is put back first.
     if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
