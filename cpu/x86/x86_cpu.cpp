@@ -609,7 +609,9 @@ void X86Cpu::loop_as(uint64_t budget) {
     step_cycle_ = s.cycle;
     // Timing v2: the fetch of a new line; ahead, a miss is a sync point.
     if (iline_bytes_ && !fetch_line_precise()) break;
-    fetch_next_ = s.rip + in.len;
+    // (Only a CPU with a stale view looks at it, and runs every step here,
+    // on every schedule: kept there only, it is the same on all of them.)
+    if (Stale) fetch_next_ = s.rip + in.len;
     // On a copy: the instruction runs as it was fetched, whatever its own
     // memory access does to the shared cache (a store into its own bytes,
     // or a put-back of a CPU ahead whose undo resets the code it takes
