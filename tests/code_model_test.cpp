@@ -37,10 +37,11 @@ constexpr uint64_t kFn = 0x1000, kCpu1 = 0x1100, kCpu0 = 0x1200, kT = 0x8000, kL
 
 // Collects the code model's events as they are produced.
 struct CodeEvents : EventObserver {
-  std::vector<Event> stale, sync;
+  std::vector<Event> stale, sync, miss;
   void on_event(const Event& e) override {
     if (e.kind == EventKind::stale_fetch) stale.push_back(e);
     if (e.kind == EventKind::code_sync) sync.push_back(e);
+    if (e.kind == EventKind::cache_miss) miss.push_back(e);
   }
 };
 
@@ -51,7 +52,8 @@ struct Rig {
   CodeEvents ev;
   // `v2`: timing model v2 with the ISA's machine profile, whose I-caches
   // decide who holds old code (docs/CODE_MODEL.md, "Under timing v2").
-  Rig(Isa isa, CodeModel model, bool reference = false, bool v2 = false)
+  // `trace_cache`: cache_miss events too (v2 only).
+  Rig(Isa isa, CodeModel model, bool reference = false, bool v2 = false, bool trace_cache = false)
       : m([&] {
           MachineConfig c;
           c.isa = isa;
@@ -63,6 +65,7 @@ struct Rig {
           if (v2) {
             c.profile = load_machine_profile(default_machine_name(isa));
             c.memory_model = default_memory_model(isa);
+            c.trace_cache = trace_cache;
           }
           return c;
         }()),
@@ -677,7 +680,7 @@ TEST_CASE("code model, timing v2, x86: bytes already fetched ahead of the PC sta
 TEST_CASE("timing v2, RV64: straight-line code misses the I-cache once per line, each miss the profile's memory "
           "latency beyond an I-cache hit",
           "[code_model][icache]") {
-  Rig r(Isa::rv64, CodeModel::relaxed, false, true);
+  Rig r(Isa::rv64, CodeModel::relaxed, false, true, true);
   // Hart 0 at 0x10000: 1024 nops (64 lines), then twice: read mcycle,
   // store it at LAST (s5), and go round again; then spin. Hart 1 spins.
   constexpr uint64_t kCode = 0x10000;
@@ -703,6 +706,18 @@ TEST_CASE("timing v2, RV64: straight-line code misses the I-cache once per line,
   CHECK(r.last(0) == 1024 * timing::cycles(timing::Class::alu) + 65 * (p.memory_latency - p.l1i_latency));
   // The second pass hits every line: the same nops, no miss.
   CHECK(r.last(1) - r.last(0) < 1024 * timing::cycles(timing::Class::alu) + 64);
+  // --trace-cache's events name those 65 lines, in order, each from
+  // memory, each at the cycle its first instruction starts: line k after
+  // 16k nops and k misses before it.
+  std::vector<Event> fetches;
+  for (const Event& e : r.ev.miss)
+    if (e.cpu == 0 && e.b == kMissFetch) fetches.push_back(e);
+  REQUIRE(fetches.size() == 65);
+  for (uint64_t k = 0; k < 65; ++k) {
+    CHECK(fetches[k].a == r.base + kCode + 64 * k);
+    CHECK(fetches[k].c == kFromMemory);
+    CHECK(fetches[k].cycle == 16 * k * timing::cycles(timing::Class::alu) + k * (p.memory_latency - p.l1i_latency));
+  }
 }
 
 TEST_CASE("code model, timing v2: running ahead and the reference schedule agree on stores into code", "[code_model][icache][run_ahead]") {
