@@ -234,8 +234,8 @@ void Machine::save_caches(Writer& w) const {
   }
   for (const CacheStats& st : const_cast<MemorySystem&>(*memsys_).all_stats()) w.raw(&st, sizeof st);
   for (const StoreBuffer& b : const_cast<MemorySystem&>(*memsys_).all_buffers()) {
-    w.u64(b.entries.size());
-    for (const BufferedStore& e : b.entries) {
+    w.u64(b.size());
+    for (const BufferedStore& e : b) {
       w.u64(e.addr);
       w.u64(e.value);
       w.u64(e.visible);
@@ -264,9 +264,10 @@ void Machine::restore_caches(Reader& r) {
     }
   }
   for (Cpu* c : cpus_) c->icache_replaced();
+  memsys_->forget_filters();
   for (CacheStats& st : memsys_->all_stats()) r.raw(&st, sizeof st);
   for (StoreBuffer& b : memsys_->all_buffers()) {
-    b.entries.clear();
+    b.clear();
     const uint64_t n = r.length(8 + 8 + 8 + 1 + 1);
     for (uint64_t k = 0; k < n; ++k) {
       BufferedStore e;
@@ -276,7 +277,7 @@ void Machine::restore_caches(Reader& r) {
       e.size = r.u8();
       e.applied = r.boolean();
       if (e.size == 0 || e.size > 8 || !bus_.ram().contains(e.addr, e.size)) r.fail("bad buffered store");
-      b.entries.push_back(e);
+      b.push(e);
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -199,6 +200,62 @@ TEST_CASE("An inclusive L2 takes its victims out of the L1s", "[memory]") {
   CHECK(m.l1_state(0, 0x0) == kMesiI);
   CHECK(m.stats(0).back_invalidations == 1);
   CHECK(m.l1_state(0, 0x80) == kMesiE);
+}
+
+// The cores' first test (MemorySystem::direct, its filter of recently
+// used lines) must always give what the tags and the store buffer say:
+// random traffic of loads, stores, fetches and buffer drains on small
+// caches (evictions, back-invalidations, transfers, downgrades), and after
+// every step the filter's answer against that slow truth for every CPU.
+TEST_CASE("The fast paths' hit filter always agrees with the tags and the store buffer", "[memory][cache]") {
+  std::string text = profile("xeon-e5410")->text;
+  text = replace_line(text, "l1d.size", "l1d.size = 1024  # test");
+  text = replace_line(text, "l1d.ways", "l1d.ways = 2  # test");
+  text = replace_line(text, "l2.size", "l2.size = 4096  # test");
+  text = replace_line(text, "l2.ways", "l2.ways = 2  # test");
+  text = replace_line(text, "l2.inclusive", "l2.inclusive = yes  # test");
+  const MachineProfile p = parse_machine_profile(text, "small");
+  for (MemoryModel model : {MemoryModel::sc, MemoryModel::tso, MemoryModel::rvwmo}) {
+    DYNAMIC_SECTION("memory model " << static_cast<int>(model)) {
+      const int cpus = 4;
+      MemorySystem m(p, cpus, 3);
+      m.set_model(model);
+      std::mt19937_64 rng(static_cast<uint64_t>(model) + 11);
+      uint64_t cycle = 0, direct_yes = 0, direct_no = 0, buffered = 0;
+      // The truth, from the tags and the buffer alone.
+      auto truth = [&](int cpu, uint64_t addr, unsigned size, bool write) {
+        if (!m.hit(cpu, addr, size, write)) return false;
+        const StoreBuffer& b = m.buffer(cpu);
+        if (b.empty()) return true;
+        if (write && model == MemoryModel::tso) return false;
+        return !b.touches(addr >> 6, 6);
+      };
+      for (int i = 0; i < 40000; ++i) {
+        cycle += rng() % 20;
+        const int cpu = static_cast<int>(rng() % cpus);
+        const uint64_t addr = 0x10000 + (rng() % 160) * 64 + (rng() % 8) * 8;
+        switch (rng() % 6) {
+          case 0: case 1: m.access(cpu, cycle, addr, 8, false); break;
+          case 2: buffered += m.store(cpu, cycle, cycle, addr, 8, i).buffered; break;
+          case 3: m.ifetch(cpu, cycle, addr); break;
+          case 4: m.apply_due(cpu, cycle, cycle); break;
+          default: m.apply_due_all(cycle); break;
+        }
+        for (int k = 0; k < cpus; ++k)
+          for (int probe = 0; probe < 4; ++probe) {
+            // (Some across two lines: never direct.)
+            const uint64_t a = 0x10000 + (rng() % 160) * 64 + rng() % 64;
+            const bool write = rng() % 2;
+            const bool want = truth(k, a, 8, write);
+            REQUIRE(m.direct(k, a, 8, write) == want);
+            (want ? direct_yes : direct_no) += 1;
+          }
+      }
+      CHECK(direct_yes > 10000);
+      CHECK(direct_no > 10000);
+      if (model != MemoryModel::sc) CHECK(buffered > 1000);
+    }
+  }
 }
 
 namespace {

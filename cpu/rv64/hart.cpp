@@ -229,8 +229,9 @@ void Hart::begin_slice() {
 
 void Hart::run_pass() {
   // A hart with a stale view of code fetches through its view: precise.
-  // So does one with buffered stores (timing v2): its loads look there.
-  if ((trace_insns_ && on_insn) || *stale_ || (mem_ && mem_->buffered(id_)))
+  // (With buffered stores, timing v2, the fast path goes on: a load of a
+  // line they touch fails l1_direct and runs precisely, which forwards.)
+  if ((trace_insns_ && on_insn) || *stale_)
     loop_precise();
   else
     loop_fast();
@@ -502,6 +503,8 @@ void Hart::set_memory_system(MemorySystem* m) {
   mem_ = m;
   load_extra_[0] = load_extra_[1] = 0;
   if (!m) return;
+  dfilter_ = m->filter(id_);
+  dline_shift_ = m->line_shift();
   // The load class already charges its cycles (cpu/timing.hpp); a hit costs
   // the profile's load-to-use latency, which is never less on the U54.
   const uint64_t base = timing::kClassCycles[static_cast<int>(timing::Class::load)];

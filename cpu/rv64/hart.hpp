@@ -227,11 +227,16 @@ class Hart final : public Cpu {
     if (off > ram_fast_last_) [[unlikely]] return false;
     if (!may_read(off, sizeof(T))) [[unlikely]] return false;
     if (mem_) {
-      if (!mem_->hit(id_, addr, sizeof(T), false)) return false;
+      if (!l1_direct(addr, sizeof(T), false)) return false;
       ++ctl_.l1_hits;
     }
     std::memcpy(&out, ram_ + off, sizeof(T));
     return true;
+  }
+  // Timing v2: the access may go straight to RAM (MemorySystem::direct,
+  // its filter inlined here: one compare for a line used recently).
+  bool l1_direct(uint64_t addr, unsigned size, bool write) const {
+    return dfilter_->covers(addr, size, write, dline_shift_) || mem_->direct_slow(id_, addr, size, write);
   }
   // Cycles an L1 hit of a T-sized load costs beyond the load class's
   // (timing model v2: the profile's load-to-use latency; 0 under v1).
@@ -245,7 +250,7 @@ class Hart final : public Cpu {
       return false;
     if (!may_write(off, sizeof(T))) [[unlikely]] return false;
     if (mem_) {
-      if (!mem_->hit(id_, addr, sizeof(T), true)) return false;
+      if (!l1_direct(addr, sizeof(T), true)) return false;
       ++ctl_.l1_hits;
     }
     std::memcpy(ram_ + off, &value, sizeof(T));
@@ -293,10 +298,7 @@ class Hart final : public Cpu {
             mem_->store(id_, s.cycle, pos(), addr, sizeof(T), static_cast<uint64_t>(value), flags == 0);
         ctl_.l1_hits += r.hit;
         s.cycle += r.stall;
-        if (r.buffered) {
-          end_slice();  // loads must look in the buffer now: the precise loop
-          return true;
-        }
+        if (r.buffered) return true;  // (loads of its line now take the precise path: l1_direct)
       }
       std::memcpy(ram_ + off, &value, sizeof(T));
       if (flags) [[unlikely]] bus_.notify_flagged_store(accessor(), addr, sizeof(T));
@@ -529,6 +531,8 @@ class Hart final : public Cpu {
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
   MemorySystem* mem_ = nullptr;
+  const HitFilter* dfilter_ = nullptr;  // mem_'s for this hart (l1_direct)
+  unsigned dline_shift_ = 6;
   unsigned iline_bytes_ = 0;
   unsigned iline_entry_shift_ = 63;  // v1: no two entries differ above bit 63
   unsigned iline_line_shift_ = 6;    // log2(iline_bytes_)

@@ -161,7 +161,7 @@ bool X86Cpu::mem_write(uint64_t addr, unsigned size, uint64_t v) {
       const MemorySystem::StoreResult r = mem_->store(id_, s.cycle, pos(), addr, size, v, flags == 0 && !atomic_);
       l1_hits_ += r.hit;
       s.cycle += r.stall;
-      if (r.buffered) return true;  // (the loop leaves the fast path: loop_as)
+      if (r.buffered) return true;
     }
     std::memcpy(ram_ + off, &v, size);
     if (flags) bus_.notify_flagged_store(accessor(), addr, size);
@@ -199,6 +199,10 @@ void X86Cpu::set_memory_system(MemorySystem* m) {
   }
   fetch_line_ = ~uint64_t{0};
   for (uint64_t& f : ifilter_) f = ~uint64_t{0};
+  if (m) {
+    dfilter_ = m->filter(id_);
+    dline_shift_ = m->line_shift();
+  }
 }
 
 bool X86Cpu::fetch_line_precise() {
@@ -583,8 +587,9 @@ void X86Cpu::loop_as(uint64_t budget) {
     // The common case: no step budget, no tracing, no single-step or STI
     // shadow pending, no stale view of code: the fast path, until an
     // instruction needs more.
-    // (Nor buffered stores, timing v2: loads must look in the buffer.)
-    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_ && !(mem_ && mem_->buffered(id_))) {
+    // (Buffered stores, timing v2, do not stop it: a load of a line they
+    // touch, and under tso any store, fails l1_direct and runs here.)
+    if (!Stale && plain && !(s.rflags & kTF) && !sti_shadow_) {
       loop_fast();
       if (s.cycle >= stop_) return;
     }

@@ -423,6 +423,11 @@ class X86Cpu final : public Cpu {
   }
   // Decodes the entry `f` of the current page (its first execution).
   void decode_fast(const Fast* f) { fetch(pc_of(f)); }
+  // Timing v2: the access may go straight to RAM (MemorySystem::direct,
+  // its filter inlined here: one compare for a line used recently).
+  bool l1_direct(uint64_t addr, unsigned size, bool write) const {
+    return dfilter_->covers(addr, size, write, dline_shift_) || mem_->direct_slow(id_, addr, size, write);
+  }
   // Under timing model v2 a miss in the L1 also takes the precise path,
   // which charges it.
   template <typename T>
@@ -431,7 +436,7 @@ class X86Cpu final : public Cpu {
     if (off > ram_size_ - sizeof(T)) [[unlikely]] return false;
     if (!may_read(off, sizeof(T))) [[unlikely]] return false;
     if (mem_) {
-      if (!mem_->hit(id_, addr, sizeof(T), false)) return false;
+      if (!l1_direct(addr, sizeof(T), false)) return false;
       ++l1_hits_;
     }
     std::memcpy(&out, ram_ + off, sizeof(T));
@@ -448,9 +453,11 @@ class X86Cpu final : public Cpu {
     const bool flagged = page_flags_[off >> kPageShift] | page_flags_[(off + sizeof(T) - 1) >> kPageShift];
     // Under exact SMP a store into a flagged page may have to put back a
     // CPU running ahead first (PageOwners::flagged_store): precise path.
-    if (flagged && owners_.enabled()) [[unlikely]] return 0;
+    // So does one into a flagged page while stores are buffered (timing
+    // v2), which must be visible first (mem_write).
+    if (flagged && (owners_.enabled() || (mem_ && mem_->buffered(id_)))) [[unlikely]] return 0;
     if (mem_) {
-      if (!mem_->hit(id_, addr, sizeof(T), true)) return 0;
+      if (!l1_direct(addr, sizeof(T), true)) return 0;
       ++l1_hits_;
     }
     std::memcpy(ram_ + off, &value, sizeof(T));
@@ -461,8 +468,9 @@ class X86Cpu final : public Cpu {
   bool store_quiet_ok(uint64_t addr, unsigned size) const {
     const uint64_t off = addr - ram_base_;
     if (!may_write(off, size)) return false;
-    if (mem_ && !mem_->hit(id_, addr, size, true)) return false;
-    return !owners_.enabled() || !(page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
+    if (mem_ && !l1_direct(addr, size, true)) return false;
+    return !(owners_.enabled() || (mem_ && mem_->buffered(id_))) ||
+           !(page_flags_[off >> kPageShift] | page_flags_[(off + size - 1) >> kPageShift]);
   }
   // Whether a RAM access at [addr, addr+size) touches a flagged page.
   bool flagged_ram(uint64_t addr, unsigned size) const {
@@ -619,6 +627,8 @@ class X86Cpu final : public Cpu {
   static constexpr unsigned kIFilter = 4;
   uint64_t ifilter_[kIFilter] = {~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}};
   MemorySystem* mem_ = nullptr;
+  const HitFilter* dfilter_ = nullptr;  // mem_'s for this CPU (l1_direct)
+  unsigned dline_shift_ = 6;
   bool atomic_ = false;    // executing a locked instruction: its store is not buffered
   bool deferred_ = false;  // the last instruction waited for the store buffer instead of running
   uint64_t step_cycle_ = 0;  // pos()

@@ -24,6 +24,9 @@ MemorySystem::MemorySystem(const MachineProfile& p, int cpus, uint64_t seed) : p
   for (int c = 0; c < clusters; ++c) l2_.emplace_back(p.l2, seed * 131 + 64 + static_cast<uint64_t>(c));
   stats_.assign(static_cast<size_t>(cpus), CacheStats{});
   buffers_.assign(static_cast<size_t>(cpus), StoreBuffer{});
+  // No allocation per store: room for the profile's entries up front.
+  for (StoreBuffer& b : buffers_) b.reserve(p.store_buffer_entries);
+  filters_.assign(static_cast<size_t>(cpus), HitFilter{});
   buffer_entries_ = p.store_buffer_entries;
 }
 
@@ -31,7 +34,7 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
                                               unsigned size, uint64_t value, bool may_buffer) {
   StoreResult r;
   StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
-  if (!b.entries.empty()) apply_due(cpu, cycle, position);
+  if (b.next_visible() <= cycle) apply_due(cpu, cycle, position);
   r.hit = hit(cpu, addr, size, true);
   const uint64_t extra = r.hit ? 0 : access(cpu, position, addr, size, true);
   if (model_ == MemoryModel::sc || !may_buffer) {
@@ -40,14 +43,15 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
   }
   // A store across two lines is ordered after the buffered stores to either.
   const uint64_t line = addr >> line_shift_, last_line = (addr + size - 1) >> line_shift_;
-  const uint64_t same_line =
-      b.entries.empty() ? 0 : std::max(b.line_visible(line, line_shift_), b.line_visible(last_line, line_shift_));
-  const bool wait = model_ == MemoryModel::tso ? (!r.hit || !b.entries.empty()) : (!r.hit || same_line > cycle);
+  const uint64_t same_line = b.empty() || model_ == MemoryModel::tso
+                                 ? 0
+                                 : std::max(b.line_visible(line, line_shift_), b.line_visible(last_line, line_shift_));
+  const bool wait = model_ == MemoryModel::tso ? (!r.hit || !b.empty()) : (!r.hit || same_line > cycle);
   if (!wait) return r;
   CacheStats& st = stats_[static_cast<size_t>(cpu)];
   uint64_t now = cycle;
   // A full buffer: wait for its first entry to become visible.
-  while (b.entries.size() >= buffer_entries_) {
+  while (b.size() >= buffer_entries_) {
     const uint64_t t = b.next_visible();
     if (t > now) {
       st.buffer_full_cycles += t - now;
@@ -61,18 +65,36 @@ MemorySystem::StoreResult MemorySystem::store(int cpu, uint64_t cycle, uint64_t 
   uint64_t visible = r.hit ? now : now + extra + p_.l1d_latency;
   const uint64_t before = model_ == MemoryModel::tso ? b.last_visible() : same_line;
   if (visible < before) visible = before;
+  // Loads of the line must look in the buffer now; under tso every store
+  // joins the buffer while it holds anything.
+  HitFilter& f = filters_[static_cast<size_t>(cpu)];
+  f.drop(line);
+  f.drop(last_line);
+  if (model_ == MemoryModel::tso) f.clear_writes();
   // The CPU does not wait for the line: its latency is not a stall.
   st.stall_cycles -= extra;
-  b.entries.push_back(BufferedStore{addr, value, visible, static_cast<uint8_t>(size)});
+  b.push(BufferedStore{addr, value, visible, static_cast<uint8_t>(size)});
   ++st.buffered_stores;
   r.buffered = true;
   return r;
 }
 
+bool MemorySystem::direct_slow(int cpu, uint64_t addr, unsigned size, bool write) {
+  if (!hit(cpu, addr, size, write)) return false;
+  const uint64_t line = addr >> line_shift_;
+  const StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
+  if (!b.empty() && ((write && model_ == MemoryModel::tso) || b.touches(line, line_shift_))) return false;
+  HitFilter& f = filters_[static_cast<size_t>(cpu)];
+  f.rd[line % HitFilter::kSlots] = line;  // a modified line may be read too
+  if (write) f.wr[line % HitFilter::kSlots] = line;
+  return true;
+}
+
 MemorySystem::Forward MemorySystem::forward(int cpu, uint64_t addr, unsigned size, uint64_t& value,
                                             uint64_t& wait) {
   const StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
-  for (auto it = b.entries.rbegin(); it != b.entries.rend(); ++it) {
+  for (const BufferedStore* it = b.end(); it != b.begin();) {
+    --it;
     if (it->addr + it->size <= addr || addr + size <= it->addr) continue;
     if (it->addr <= addr && addr + size <= it->addr + it->size) {
       value = it->value >> (8 * (addr - it->addr));
@@ -82,48 +104,59 @@ MemorySystem::Forward MemorySystem::forward(int cpu, uint64_t addr, unsigned siz
     }
     // Covered in part: wait until every store that overlaps it is visible.
     wait = 0;
-    for (const BufferedStore& e : b.entries)
+    for (const BufferedStore& e : b)
       if (!(e.addr + e.size <= addr || addr + size <= e.addr)) wait = std::max(wait, e.visible);
     return Forward::partial;
   }
   return Forward::none;
 }
 
+// Due entries leave the buffer (or are marked applied) a chunk at a time,
+// before any is applied: applying one tells the page's listeners, which
+// may look at the buffer again.
+namespace {
+constexpr size_t kChunk = 32;
+}
+
 void MemorySystem::apply_due(int cpu, uint64_t cycle, uint64_t position) {
   StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
   // Program order among the due entries: two to one line are in visibility
   // order already, and entries to different lines commute.
-  for (auto it = b.entries.begin(); it != b.entries.end();) {
-    if (it->visible <= cycle) {
-      const BufferedStore e = *it;
-      it = b.entries.erase(it);
+  BufferedStore due[kChunk];
+  while (b.next_visible() <= cycle) {
+    const size_t n = b.take_due(cycle, due, kChunk);
+    for (size_t k = 0; k < n; ++k) {
+      const BufferedStore& e = due[k];
       if (e.applied) continue;
       // Made visible by its own CPU at `position` (its step, which may come
       // before `visible`: a fence or an atomic flushes the buffer): a CPU
       // that ran ahead over the bytes is put back first, as for a store.
       if (owners_ && owners_->enabled()) owners_->before_host_access(cpu, position, e.addr, e.size, true);
       if (apply) apply(cpu, e);
-    } else {
-      ++it;
     }
   }
 }
 
 void MemorySystem::apply_due_all(uint64_t cycle) {
-  for (int c = 0; c < cpus(); ++c)
-    for (BufferedStore& e : buffers_[static_cast<size_t>(c)].entries)
-      if (!e.applied && e.visible <= cycle) {
+  BufferedStore due[kChunk];
+  for (int c = 0; c < cpus(); ++c) {
+    StoreBuffer& b = buffers_[static_cast<size_t>(c)];
+    while (b.next_unapplied() <= cycle) {
+      const size_t n = b.mark_due(cycle, due, kChunk);
+      for (size_t k = 0; k < n; ++k) {
+        const BufferedStore& e = due[k];
         // A CPU ahead that read the bytes before this cycle read the old
         // ones: it is put back before they change.
         if (owners_ && owners_->enabled()) owners_->before_visible(c, e.visible, e.addr, e.size);
-        e.applied = true;
         if (apply) apply(c, e);
       }
+    }
+  }
 }
 
 uint64_t MemorySystem::drain(int cpu, uint64_t cycle, uint64_t position) {
   StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
-  if (b.entries.empty()) return cycle;
+  if (b.empty()) return cycle;
   const uint64_t t = std::max(cycle, b.last_visible());
   stats_[static_cast<size_t>(cpu)].drain_cycles += t - cycle;
   apply_due(cpu, t, position);
@@ -164,9 +197,7 @@ uint64_t MemorySystem::wait_for(int cpu, uint64_t cycle) {
 uint64_t MemorySystem::next_visible_except(int cpu) const {
   uint64_t t = StoreBuffer::kNone;
   for (int c = 0; c < cpus(); ++c)
-    if (c != cpu)
-      for (const BufferedStore& e : buffers_[static_cast<size_t>(c)].entries)
-        if (!e.applied) t = std::min(t, e.visible);
+    if (c != cpu) t = std::min(t, buffers_[static_cast<size_t>(c)].next_unapplied());
   return t;
 }
 
@@ -189,6 +220,7 @@ uint32_t MemorySystem::access(int cpu, uint64_t cycle, uint64_t addr, unsigned s
 }
 
 void MemorySystem::l1_victim(int cpu, uint64_t cycle, const Cache::Victim& v) {
+  if (v.valid) filters_[static_cast<size_t>(cpu)].drop(v.addr >> line_shift_);
   if (!v.valid || v.state != kMesiM) return;
   ++stats_[static_cast<size_t>(cpu)].writebacks;
   l2_fill(cpu, cycle, cluster(cpu), v.addr, true);
@@ -215,6 +247,7 @@ void MemorySystem::l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, 
     if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
     if (d) {
       l1.set_state(v.addr, kMesiI);
+      filters_[static_cast<size_t>(k)].drop(v.addr >> line_shift_);
       ++stats_[static_cast<size_t>(k)].back_invalidations;
     }
     if (i) {
@@ -239,6 +272,7 @@ uint32_t MemorySystem::ifetch(int cpu, uint64_t cycle, uint64_t addr) {
     // (Its own modified copy supplies the line too, from its L1D through
     // the L2, as a write-back: no transfer from another CPU.)
     if (d.state(la) != kMesiM) continue;
+    filters_[static_cast<size_t>(k)].drop_write(la >> line_shift_);
     if (k == cpu) {
       l2_fill(k, cycle, cluster(k), la, true);
       d.set_state(la, kMesiS);
@@ -345,9 +379,11 @@ uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool wr
     }
     if (write) {
       other.set_state(la, kMesiI);
+      filters_[static_cast<size_t>(k)].drop(la >> line_shift_);
       ++st.invalidations;
     } else if (s != kMesiS) {
       other.set_state(la, kMesiS);
+      filters_[static_cast<size_t>(k)].drop_write(la >> line_shift_);
     }
   }
   if (cur == kMesiS) {  // a store to a shared copy: the data is here

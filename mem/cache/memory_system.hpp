@@ -19,6 +19,7 @@
 
 #include "mem/cache/cache.hpp"
 #include "mem/cache/coherence.hpp"
+#include "mem/cache/hit_filter.hpp"
 #include "mem/cache/profile.hpp"
 #include "mem/cache/store_buffer.hpp"
 
@@ -64,6 +65,23 @@ class MemorySystem {
     if (((addr ^ (addr + size - 1)) >> line_shift_) != 0) return false;
     return l1_[static_cast<size_t>(cpu)].holds(addr, write ? kMesiM : kMesiS);
   }
+  // The fast paths' test (the cores inline its first half, with filter()):
+  // the access may be made directly on RAM, an L1 hit with nothing in the
+  // CPU's store buffer in its way (mem/cache/hit_filter.hpp). False sends it
+  // to the precise path, which charges a miss and buffers a store.
+  bool direct(int cpu, uint64_t addr, unsigned size, bool write) {
+    return filters_[static_cast<size_t>(cpu)].covers(addr, size, write, line_shift_) ||
+           direct_slow(cpu, addr, size, write);
+  }
+  // The filter's miss: the tag lookup and the buffer, and the line goes
+  // into the filter when the answer is yes.
+  bool direct_slow(int cpu, uint64_t addr, unsigned size, bool write);
+  const HitFilter* filter(int cpu) const { return &filters_[static_cast<size_t>(cpu)]; }
+  unsigned line_shift() const { return line_shift_; }
+  // After a checkpoint replaced the caches and buffers.
+  void forget_filters() {
+    for (HitFilter& f : filters_) f.clear();
+  }
   // --- Instruction caches ---------------------------------------------------
   // Whether `cpu`'s L1I holds `addr`'s line (the cores' fetch test: a hit
   // changes nothing, so a CPU running ahead may hit freely).
@@ -99,7 +117,7 @@ class MemorySystem {
   // How a visible entry reaches RAM (the machine writes it and tells the
   // page's listeners, as a store does).
   std::function<void(int cpu, const BufferedStore&)> apply;
-  bool buffered(int cpu) const { return !buffers_[static_cast<size_t>(cpu)].entries.empty(); }
+  bool buffered(int cpu) const { return !buffers_[static_cast<size_t>(cpu)].empty(); }
   const StoreBuffer& buffer(int cpu) const { return buffers_[static_cast<size_t>(cpu)]; }
   std::vector<StoreBuffer>& all_buffers() { return buffers_; }
   struct StoreResult {
@@ -176,6 +194,7 @@ class MemorySystem {
   std::vector<Cache> l2_;  // per cluster: 1 clean, 2 dirty
   std::vector<CacheStats> stats_;
   std::vector<StoreBuffer> buffers_;
+  std::vector<HitFilter> filters_;  // per CPU; sized once (the cores keep pointers)
   MemoryModel model_ = MemoryModel::sc;
   uint32_t buffer_entries_ = 0;
   PageOwners* owners_ = nullptr;

@@ -19,7 +19,8 @@
 // an entry when its own clock passes the entry's cycle.
 #pragma once
 #include <cstdint>
-#include <deque>
+#include <cstddef>
+#include <vector>
 
 namespace ksim {
 
@@ -37,27 +38,87 @@ struct BufferedStore {
   bool applied = false;
 };
 
-struct StoreBuffer {
-  std::deque<BufferedStore> entries;  // program order
-  // The earliest cycle at which an entry becomes visible (kNone if empty).
+// Entries in program order, with the earliest and latest visibility kept
+// up to date (the machine asks for them before every slot, the CPU before
+// every store).
+class StoreBuffer {
+ public:
   static constexpr uint64_t kNone = ~uint64_t{0};
-  uint64_t next_visible() const {
-    uint64_t t = kNone;
-    for (const BufferedStore& e : entries) t = e.visible < t ? e.visible : t;
-    return t;
+
+  // Room for `n` entries up front: no allocation per store.
+  void reserve(size_t n) { e_.reserve(n); }
+  bool empty() const { return e_.empty(); }
+  size_t size() const { return e_.size(); }
+  const BufferedStore* begin() const { return e_.data(); }
+  const BufferedStore* end() const { return e_.data() + e_.size(); }
+  void clear() {
+    e_.clear();
+    recount();
   }
-  uint64_t last_visible() const {
-    uint64_t t = 0;
-    for (const BufferedStore& e : entries) t = e.visible > t ? e.visible : t;
-    return t;
+  void push(const BufferedStore& e) {
+    e_.push_back(e);
+    note(e);
   }
-  // The latest visibility of a buffered store to the same line.
+  // Takes out, in program order, up to `max` entries visible by `cycle`
+  // into `out`: how many.
+  size_t take_due(uint64_t cycle, BufferedStore* out, size_t max) {
+    size_t n = 0, w = 0;
+    for (size_t r = 0; r < e_.size(); ++r) {
+      if (n < max && e_[r].visible <= cycle)
+        out[n++] = e_[r];
+      else
+        e_[w++] = e_[r];
+    }
+    e_.resize(w);
+    recount();
+    return n;
+  }
+  // Marks, in program order, up to `max` entries visible by `cycle` and not
+  // in RAM yet as applied, copying them into `out`: how many.
+  size_t mark_due(uint64_t cycle, BufferedStore* out, size_t max) {
+    size_t n = 0;
+    for (size_t r = 0; r < e_.size() && n < max; ++r)
+      if (!e_[r].applied && e_[r].visible <= cycle) {
+        e_[r].applied = true;
+        out[n++] = e_[r];
+      }
+    recount();
+    return n;
+  }
+
+  // The earliest cycle at which an entry becomes visible (kNone if empty);
+  // the same among entries not yet in RAM.
+  uint64_t next_visible() const { return first_; }
+  uint64_t next_unapplied() const { return first_unapplied_; }
+  // The latest (0 if empty).
+  uint64_t last_visible() const { return last_; }
+  // Whether a buffered store touches the line.
+  bool touches(uint64_t line, unsigned shift) const {
+    for (const BufferedStore& e : e_)
+      if ((e.addr >> shift) == line || ((e.addr + e.size - 1) >> shift) == line) return true;
+    return false;
+  }
+  // The latest visibility of a buffered store to the same line (0: none).
   uint64_t line_visible(uint64_t line, unsigned shift) const {
     uint64_t t = 0;
-    for (const BufferedStore& e : entries)
+    for (const BufferedStore& e : e_)
       if ((e.addr >> shift) == line || ((e.addr + e.size - 1) >> shift) == line) t = e.visible > t ? e.visible : t;
     return t;
   }
+
+ private:
+  void note(const BufferedStore& e) {
+    if (e.visible < first_) first_ = e.visible;
+    if (!e.applied && e.visible < first_unapplied_) first_unapplied_ = e.visible;
+    if (e.visible > last_) last_ = e.visible;
+  }
+  void recount() {
+    first_ = first_unapplied_ = kNone;
+    last_ = 0;
+    for (const BufferedStore& e : e_) note(e);
+  }
+  std::vector<BufferedStore> e_;  // program order; a few dozen at most (the profile's count)
+  uint64_t first_ = kNone, first_unapplied_ = kNone, last_ = 0;
 };
 
 }  // namespace ksim

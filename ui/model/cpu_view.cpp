@@ -36,7 +36,7 @@ CpuRow cpu_row(Debugger& d, int id) {
                std::to_string(st.upgrades) + " upgrades  L2 " + std::to_string(st.l2_hits) + " hits " +
                std::to_string(st.l2_misses) + " misses  " + std::to_string(st.transfers) + " transfers  " +
                std::to_string(st.stall_cycles) + " stall cycles  store buffer " +
-               std::to_string(mem->buffer(id).entries.size()) + " (" + std::to_string(st.buffered_stores) +
+               std::to_string(mem->buffer(id).size()) + " (" + std::to_string(st.buffered_stores) +
                " buffered)";
   }
 
