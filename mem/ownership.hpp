@@ -125,6 +125,13 @@ class PageOwners {
   void commit(int cpu);       // its run-ahead is final
   void undo(int cpu);         // blocks it stored into are restored
   bool ahead(int cpu) const { return cpus_[static_cast<size_t>(cpu)].ahead; }
+  // Whether `cpu` runs ahead and may have loaded from or stored into the
+  // block holding `addr` since it began: ahead it may touch only blocks it
+  // owns or that are read-shared, and blocks it has stored into.
+  bool touched_ahead(int cpu, uint64_t addr) const {
+    const PerCpu& c = cpus_[static_cast<size_t>(cpu)];
+    return c.ahead && c.touched(block_of(addr));
+  }
   uint8_t owner(uint64_t addr) const { return owner_[block_of(addr)]; }
   // Blocks copied since the CPU's run-ahead began (for tests and stats).
   size_t undo_blocks(int cpu) const { return cpus_[static_cast<size_t>(cpu)].undo_blocks.size(); }

@@ -1,5 +1,7 @@
-// Golden table: for a small matrix of (ISA, image, CPUs, seed, quantum),
-// the instructions, cycles and trace hash of a whole run, pinned.
+// Golden table: for a small matrix of (ISA, image, CPUs, seed, quantum,
+// timing model), the instructions, cycles and trace hash of a whole run,
+// pinned. Timing v2 rows name their machine profile and memory model
+// (docs/TIMING.md); the others run model v1.
 //
 // Any change to the timing model, the scheduler, an interpreter, the guest
 // kernels or the event stream moves these numbers. That is the point: a
@@ -18,6 +20,7 @@
 #include "sim/elf/elf_image.hpp"
 #include "sim/events.hpp"
 #include "sim/machine.hpp"
+#include "sim/machine_profiles.hpp"
 #include "support/images.hpp"
 
 using namespace ksim;
@@ -32,7 +35,13 @@ struct Golden {
   uint64_t quantum;
   uint64_t instructions, cycles;
   uint64_t hash;
+  const char* machine = nullptr;  // timing v2's profile; nullptr: timing v1
+  MemoryModel model = MemoryModel::sc;
 };
+
+const char* model_name(MemoryModel m) {
+  return m == MemoryModel::tso ? "MemoryModel::tso" : m == MemoryModel::rvwmo ? "MemoryModel::rvwmo" : "MemoryModel::sc";
+}
 
 // clang-format off
 const Golden kTable[] = {
@@ -47,6 +56,14 @@ const Golden kTable[] = {
   {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 42, 1, 8349527, 2896773, 0x85b1c353ff87539eull},
   {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8239851, 806632, 0xed7a194e0e8ad8dbull},
   {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 12243124, 0x5b6319054260c54full},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 1, 0, 1, 2352450, 3697754, 0x62cf46f14b125404ull, "sifive-u54", MemoryModel::rvwmo},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9286316, 3782382, 0x33aa7ddea33662b3ull, "sifive-u54", MemoryModel::rvwmo},
+  {"workloads/rv64/kernel_nopreempt.elf", Isa::rv64, 16, 7, 1, 9139595, 1369936, 0xb9c3d60ebd916a80ull, "sifive-u54", MemoryModel::rvwmo},
+  {"workloads/rv64/kernel_preempt.elf", Isa::rv64, 4, 0, 1, 9288170, 3779106, 0x120360d39d41a347ull, "sifive-u54", MemoryModel::sc},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 1, 0, 1, 2154683, 4002239, 0x649d296a89c59a0full, "xeon-e5410", MemoryModel::tso},
+  {"workloads/x86/kernel_x86_preempt.elf", Isa::x86_64, 4, 0, 1, 8502810, 4287240, 0xad0430506a23b919ull, "xeon-e5410", MemoryModel::tso},
+  {"workloads/x86/kernel_x86_nopreempt.elf", Isa::x86_64, 16, 7, 1, 8523941, 1472241, 0x66aec24fdd779f6aull, "xeon-e5410", MemoryModel::tso},
+  {"workloads/x86/x86_sort_O2.elf", Isa::x86_64, 1, 0, 1, 10002626, 15115075, 0x74495aac861f69e1ull, "xeon-e5410", MemoryModel::tso},
 };
 // clang-format on
 
@@ -62,16 +79,24 @@ TEST_CASE("golden table: instructions, cycles and trace hash of pinned runs", "[
     cfg.cpus = g.cpus;
     cfg.seed = g.seed;
     cfg.quantum = g.quantum;
+    if (g.machine) {
+      cfg.profile = load_machine_profile(g.machine);
+      cfg.memory_model = g.model;
+    }
     Machine m(cfg);
     m.load(image(g.image, g.isa));
     TraceHasher h;
     m.events().add(&h);
     RunResult r = m.run();
-    if (print)
-      std::printf("  {\"%s\", %s, %d, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", 0x%016" PRIx64 "ull},\n",
+    if (print) {
+      std::printf("  {\"%s\", %s, %d, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", 0x%016" PRIx64 "ull",
                   g.image, g.isa == Isa::rv64 ? "Isa::rv64" : "Isa::x86_64", g.cpus, g.seed, g.quantum, r.instret,
                   r.cycles, h.value());
-    INFO(g.image << " cpus " << g.cpus << " seed " << g.seed << " quantum " << g.quantum);
+      if (g.machine) std::printf(", \"%s\", %s", g.machine, model_name(g.model));
+      std::printf("},\n");
+    }
+    INFO(g.image << " cpus " << g.cpus << " seed " << g.seed << " quantum " << g.quantum << " machine "
+                 << (g.machine ? g.machine : "(timing v1)"));
     REQUIRE(r.end == RunResult::End::poweroff);
     REQUIRE(r.status == 0);
     CHECK(r.instret == g.instructions);

@@ -244,7 +244,10 @@ void MemorySystem::l2_fill(int cpu, uint64_t cycle, int cl, uint64_t line_addr, 
     Cache& l1i = l1i_[static_cast<size_t>(k)];
     const bool d = l1.find(v.addr) >= 0, i = l1i.find(v.addr) >= 0;
     if (!d && !i) continue;
-    if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+    // (Its fetches ahead are not in the block grants: a line of its L1I
+    // puts it back whatever it touched.)
+    if (owners_ && k != cpu && (i ? owners_->ahead(k) : owners_->touched_ahead(k, v.addr)))
+      owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
     if (d) {
       l1.set_state(v.addr, kMesiI);
       filters_[static_cast<size_t>(k)].drop(v.addr >> line_shift_);
@@ -280,7 +283,7 @@ uint32_t MemorySystem::ifetch(int cpu, uint64_t cycle, uint64_t addr) {
     }
     // A CPU running ahead may have stored into its modified copy since
     // this fetch's cycle: it is put back first.
-    if (owners_ && k != cpu && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+    if (owners_ && k != cpu && owners_->touched_ahead(k, la)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
     owner = k;
     l2_fill(k, cycle, cluster(k), la, true);
     d.set_state(la, kMesiS);
@@ -368,8 +371,11 @@ uint32_t MemorySystem::access_line(int cpu, uint64_t cycle, uint64_t la, bool wr
     // A CPU running ahead whose copy this access changes may have used it
     // since this access's cycle: it is put back first. (The block grants
     // usually have done so already; an x86 locked instruction's load takes
-    // the line exclusive before its store asks for the block.)
-    if ((write || s != kMesiS) && owners_ && owners_->ahead(k)) owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
+    // the line exclusive before its store asks for the block.) Ahead it
+    // can have used only lines of blocks its grants let it touch; a copy of
+    // any other line changes nothing it did.
+    if ((write || s != kMesiS) && owners_ && owners_->touched_ahead(k, la))
+      owners_->resolve_mask(cpu, cycle, uint64_t{1} << k);
     others = true;
     if (cluster(k) != me) far = true;
     if (s == kMesiM) {
