@@ -172,7 +172,9 @@ template <bool Stale>
 void Hart::loop_precise_as() {
   while (s.cycle < stop_) {
     const Insn& in = Stale ? fetch_stale(s.pc) : fetch(s.pc);
-    if (trace_insns_ && on_insn) {
+    // (An instruction that waited for the store buffer, timing v2, is one
+    // instruction executed: its second attempt is not reported again.)
+    if (trace_insns_ && on_insn && waited_at_ != std::pair{s.pc, steps()}) {
       // Observers see the decoded instruction, not the decode-me stub.
       if (in.exec == &exec_decode) decode_into(const_cast<Insn&>(in), s.pc);
       on_insn(*this, in);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "cpu/code_view.hpp"
 #include "cpu/cpu.hpp"
@@ -358,6 +359,7 @@ class Hart final : public Cpu {
   bool stores_visible() {
     if (!mem_ || mem_->stores_visible(id_, s.cycle, pos())) return true;
     end_slice();
+    waited_at_ = {s.pc, steps()};  // its instruction event is not repeated
     return false;
   }
   // A load served by the store buffer (true), or after waiting for a store
@@ -531,6 +533,10 @@ class Hart final : public Cpu {
   uint64_t last_trap_cycle_ = 0;
   const Perturbation& perturb_;
   MemorySystem* mem_ = nullptr;
+  // The instruction that last waited for the store buffer (stores_visible):
+  // where it was and the step count then. Run again there, it has been
+  // reported to on_insn already.
+  std::pair<uint64_t, uint64_t> waited_at_{~uint64_t{0}, 0};
   const HitFilter* dfilter_ = nullptr;  // mem_'s for this hart (l1_direct)
   unsigned dline_shift_ = 6;
   unsigned iline_bytes_ = 0;

@@ -600,7 +600,9 @@ void X86Cpu::loop_as(uint64_t budget) {
       if (budget && --budget == 0) break;
       continue;
     }
-    if (trace_insns_ && on_insn) on_insn(*this, in);
+    // (An instruction that waited for the store buffer, timing v2, is one
+    // instruction executed: its second attempt is not reported again.)
+    if (trace_insns_ && on_insn && waited_at_ != std::pair{s.rip, steps()}) on_insn(*this, in);
     const bool tf = s.rflags & kTF;
     // A single-stepped instruction and its #DB are one step, and the trap
     // is a sync point: ahead, stop before the instruction.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -184,6 +185,7 @@ class X86Cpu final : public Cpu {
     if (!mem_ || mem_->stores_visible(id_, s.cycle, pos())) return true;
     stop_ = 0;
     deferred_ = true;  // the instruction did not run (an STI shadow stays)
+    waited_at_ = {s.rip, steps()};  // its instruction event is not repeated
     return false;
   }
   // A load served by the store buffer (true), or after waiting for a store
@@ -631,6 +633,9 @@ class X86Cpu final : public Cpu {
   unsigned dline_shift_ = 6;
   bool atomic_ = false;    // executing a locked instruction: its store is not buffered
   bool deferred_ = false;  // the last instruction waited for the store buffer instead of running
+  // Where that instruction was and the step count then: run again there, it
+  // has been reported to on_insn already.
+  std::pair<uint64_t, uint64_t> waited_at_{~uint64_t{0}, 0};
   uint64_t step_cycle_ = 0;  // pos()
   uint8_t load_extra_ = 0;  // cycles a memory operand read adds (set_memory_system)
   // decode() with timing v2's load latency folded into the cycles.
