@@ -12,15 +12,18 @@
 // An empty filter is always correct: it spares tag lookups and never
 // changes what an access does, so it is not part of any saved state.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace ksim {
 
 struct HitFilter {
-  static constexpr unsigned kSlots = 64;
+  // 256 lines of loads (16 KiB, half the L1s of both profiles); fewer of
+  // stores, whose filter tso empties at every buffered store.
+  static constexpr unsigned kReadSlots = 256, kWriteSlots = 32;
   static constexpr uint64_t kNoLine = ~uint64_t{0};  // no address has this line number
-  uint64_t rd[kSlots];
-  uint64_t wr[kSlots];
+  uint64_t rd[kReadSlots];
+  uint64_t wr[kWriteSlots];
 
   HitFilter() { clear(); }
   void clear() {
@@ -30,19 +33,26 @@ struct HitFilter {
   void clear_writes() {
     for (uint64_t& l : wr) l = kNoLine;
   }
+  // The slot of a line in each filter: its low bits.
+  static size_t rd_slot(uint64_t line) { return static_cast<size_t>(line % kReadSlots); }
+  static size_t wr_slot(uint64_t line) { return static_cast<size_t>(line % kWriteSlots); }
   // Whether [addr, addr+size) lies in one line the filter lets a load
   // (`write` false) or a store use directly; `shift` is log2 of the line.
   bool covers(uint64_t addr, unsigned size, bool write, unsigned shift) const {
     const uint64_t line = addr >> shift;
-    return (write ? wr : rd)[line % kSlots] == line && ((addr + size - 1) >> shift) == line;
+    return (write ? wr[wr_slot(line)] : rd[rd_slot(line)]) == line && ((addr + size - 1) >> shift) == line;
+  }
+  void insert(uint64_t line, bool write) {
+    rd[rd_slot(line)] = line;  // a line a store may use, a load may too
+    if (write) wr[wr_slot(line)] = line;
   }
   // The line may no longer be used directly at all, or not for stores.
   void drop(uint64_t line) {
-    if (rd[line % kSlots] == line) rd[line % kSlots] = kNoLine;
+    if (rd[rd_slot(line)] == line) rd[rd_slot(line)] = kNoLine;
     drop_write(line);
   }
   void drop_write(uint64_t line) {
-    if (wr[line % kSlots] == line) wr[line % kSlots] = kNoLine;
+    if (wr[wr_slot(line)] == line) wr[wr_slot(line)] = kNoLine;
   }
 };
 

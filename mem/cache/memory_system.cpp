@@ -85,8 +85,7 @@ bool MemorySystem::direct_slow(int cpu, uint64_t addr, unsigned size, bool write
   const StoreBuffer& b = buffers_[static_cast<size_t>(cpu)];
   if (!b.empty() && ((write && model_ == MemoryModel::tso) || b.touches(line, line_shift_))) return false;
   HitFilter& f = filters_[static_cast<size_t>(cpu)];
-  f.rd[line % HitFilter::kSlots] = line;  // a modified line may be read too
-  if (write) f.wr[line % HitFilter::kSlots] = line;
+  f.insert(line, write);
   return true;
 }
 
