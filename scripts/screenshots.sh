@@ -31,13 +31,14 @@ shot() {
   done
 }
 
+# (The lessons at pinned cycles run model v1, as docs/DEBUGGER.md says.)
 # CPU 0 stepping the copy of do_fork's first instruction in its slot.
-shot probe-hit "" --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --layout hit --at 76960
+shot probe-hit "" --timing v1 --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --layout hit --at 76960
 # patch_text's stop_machine: CPU 0 still on PREPARE, the others already on DISABLE_IRQ.
-shot stop-machine "" --cpus 4 --probe-script docs/examples/churn.probes --layout stop-machine --at 102642
+shot stop-machine "" --timing v1 --cpus 4 --probe-script docs/examples/churn.probes --layout stop-machine --at 102642
 # The torn write, at its violation.
 shot race-torn-write "" --race torn-write --variant broken --seed 1
 # The same race's two variants at B's violation: A's int3 against B's torn jmp.
 shot compare "" --race torn-write --variant correct --seed 1 --compare variant=broken --at 208587
 # An RV64 jump-optimized probe's detour buffer, typed into Code's location.
-shot detour-buffer $'run-to-cycle 200000\nwait 2\ntype Code/location 0x80010000\n' --cpus 2 --probe 'p:f do_fork' --layout hit
+shot detour-buffer $'run-to-cycle 200000\nwait 2\ntype Code/location 0x80010000\n' --timing v1 --cpus 2 --probe 'p:f do_fork' --layout hit

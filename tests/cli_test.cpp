@@ -275,7 +275,7 @@ TEST_CASE("the README's sample summary is what `ksim run -q` prints", "[cli]") {
     CHECK_THAT(r.out, Contains(line + "\n"));
     ++checked;
   }
-  CHECK(checked == 6);
+  CHECK(checked == 7);
 }
 
 TEST_CASE("ksim run --image selects a built-in image: hello, preempt, nopreempt", "[cli]") {

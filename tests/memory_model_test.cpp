@@ -180,7 +180,7 @@ TEST_CASE("ksim run --timing v2: memory models on the command line, probes inclu
   const test::ProcessResult bad = test::run_ksim({"run", "--timing", "v2", "--memory-model", "pso"});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--memory-model must be sc, tso or rvwmo") != std::string::npos);
-  const test::ProcessResult v1 = test::run_ksim({"run", "--memory-model", "tso"});
+  const test::ProcessResult v1 = test::run_ksim({"run", "--timing", "v1", "--memory-model", "tso"});
   CHECK(v1.status == 2);
   CHECK(v1.err.find("needs --timing v2") != std::string::npos);
   const test::ProcessResult x86 = test::run_ksim({"run", "--isa", "x86", "--timing", "v2", "--memory-model", "rvwmo"});

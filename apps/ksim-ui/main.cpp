@@ -88,7 +88,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
   std::string kprobes_mode = "modern", code_model = "relaxed", kprobes_locking = "rcu", patching_name, probe_script;
   int probe_cpu = 0;
   int kprobes_boost = 1, kprobes_optimization = 1, kprobes_rethook = 1;
-  std::string race_name, race_variant, timing = "v1", machine_name, memory_model;
+  std::string race_name, race_variant, timing = "v2", machine_name, memory_model;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
       ("elf", po::value(&elf), "guest ELF64 executable (default: a built-in image, see --image)")
@@ -98,7 +98,7 @@ bool open(const std::vector<std::string>& args, Opened& opened) {
       ("quantum", po::value(&quantum_opt)->default_value(U64{1}), "scheduling quantum: 1 is exact")
       ("reference-schedule", "the per-instruction reference schedule (slow)")
       ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
-      ("timing", po::value(&timing)->default_value("v1"),
+      ("timing", po::value(&timing)->default_value("v2"),
        "timing model: v1 (a constant per instruction class, perfect memory) or v2 (a named machine's caches, "
        "coherence and store buffers; the CPUs window shows their counters, the Memory window who holds a line)")
       ("machine", po::value(&machine_name), "timing v2's machine: sifive-u54, xeon-e5410 or a profile file")
@@ -265,7 +265,7 @@ std::string default_of(const std::string& name) {
   if (name == "code-model") return "relaxed";
   if (name == "seed") return "0";
   if (name == "quantum") return "1";
-  if (name == "timing") return "v1";
+  if (name == "timing") return "v2";
   if (name == "memory-model") return "(the ISA's own)";
   return "(none)";
 }

@@ -76,11 +76,11 @@ std::vector<int> parse_cpu_list(const std::string& text) {
 int cmd_fig4(const std::vector<std::string>& args) {
   po::options_description opts("ksim fig4 options");
   std::vector<std::string> isas;
-  std::string cpu_list = "1,2,4,8,16", dat, timing = "v1", machine, memory_model;
+  std::string cpu_list = "1,2,4,8,16", dat, timing = "v2", machine, memory_model;
   opts.add_options()
       ("isa", po::value(&isas)->composing(), "rv64 or x86 (repeatable; default: both)")
       ("cpus", po::value(&cpu_list)->default_value(cpu_list), "the CPU counts, comma-separated")
-      ("timing", po::value(&timing)->default_value("v1"),
+      ("timing", po::value(&timing)->default_value("v2"),
        "v1 (a constant per instruction class) or v2 (each ISA's machine profile: caches, coherence, store "
        "buffers; docs/TIMING.md)")
       ("machine", po::value(&machine), "timing v2's machine profile, a name or a file (one --isa)")

@@ -54,7 +54,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string kprobes_mode = "modern", kprobes_locking = "rcu", probe_script, code_model = "relaxed";
   int kprobes_boost = 1, kprobes_rethook = 1, kprobes_optimization = 1;
   std::string kprobes_patching;
-  std::string timing = "v1", machine_name, memory_model;
+  std::string timing = "v2", machine_name, memory_model;
   int probe_cpu = 0;
   opts.add_options()
       ("isa", po::value(&isa_name)->default_value("rv64"), "instruction set: rv64 or x86")
@@ -73,7 +73,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("no-run-ahead",
        "exact schedule without CPUs running ahead of each other (same results, slower; for comparison)")
       ("code-model", po::value(&code_model)->default_value("relaxed"), kCodeModelHelp)
-      ("timing", po::value(&timing)->default_value("v1"),
+      ("timing", po::value(&timing)->default_value("v2"),
        "timing model (docs/TIMING.md): v1 (a constant per instruction class, perfect memory) or v2 (the caches, "
        "coherence and latencies of a named machine, see --machine)")
       ("machine", po::value(&machine_name),

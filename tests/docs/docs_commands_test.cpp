@@ -385,22 +385,30 @@ const std::map<std::string, Check>& checks() {
       passed(r);
       CHECK(std::regex_search(r.out(), std::regex(R"(patching: text_poke_smp, \d+ texts patched, \d+ IPIs, [1-9]\d* stop_machine)")));
     });
-    // ksim fig4: FIG4.md's tables, exactly.
-    t["build/apps/ksim/ksim fig4"] = ok([](const Ran& r) { CHECK(r.out() == fig4_tables()); });
-    t["build/apps/ksim/ksim fig4 --timing v2"] = ok([](const Ran& r) {
+    // ksim fig4: FIG4.md's tables, exactly (timing v2, the default, and v1).
+    auto v2_tables = [](const Ran& r) {
       CHECK(fig4_v2_tables().find("### x86 (timing v2: xeon-e5410, memory model tso)") != std::string::npos);
       CHECK(r.out() == fig4_v2_tables());
-    });
-    // One point: FIG4.md's rv64 spinlock figure at 16 CPUs.
+    };
+    t["build/apps/ksim/ksim fig4"] = ok(v2_tables);
+    t["build/apps/ksim/ksim fig4 --timing v2"] = ok(v2_tables);
+    t["build/apps/ksim/ksim fig4 --timing v1"] = ok([](const Ran& r) { CHECK(r.out() == fig4_tables()); });
+    // One point: FIG4.md's rv64 spinlock figure at 16 CPUs, of the v2 table
+    // (the default) and of the v1 one.
+    auto point = [passed, ok](std::string (*tables)()) {
+      return ok([passed, tables](const Ran& r) {
+        passed(r);
+        const std::string row = grab(tables(), R"(\| 16 \| 1048560 \| \d+ \| (\d+) \|)");
+        REQUIRE(row != "");
+        CHECK(grab(r.out(), "\ncycles: (\\d+)\n") == row);
+        const std::string out = r.out();
+        CHECK(std::count(out.begin(), out.end(), '\n') < 20);  // counted, not a line per hit
+      });
+    };
     t["build/apps/ksim/ksim run -q --image fig4 --cpus 16 --probe 'p fig4_target' --probe-action "
-      "p_fig4_target_0=count --kprobes-locking spinlock"] = ok([passed](const Ran& r) {
-      passed(r);
-      const std::string row = grab(fig4_tables(), R"(\| 16 \| 1048560 \| \d+ \| (\d+) \|)");
-      REQUIRE(row != "");
-      CHECK(grab(r.out(), "\ncycles: (\\d+)\n") == row);
-      const std::string out = r.out();
-      CHECK(std::count(out.begin(), out.end(), '\n') < 20);  // counted, not a line per hit
-    });
+      "p_fig4_target_0=count --kprobes-locking spinlock"] = point(&fig4_v2_tables);
+    t["build/apps/ksim/ksim run -q --timing v1 --image fig4 --cpus 16 --probe 'p fig4_target' --probe-action "
+      "p_fig4_target_0=count --kprobes-locking spinlock"] = point(&fig4_tables);
     t["build/apps/ksim/ksim race list"] = ok([](const Ran& r) {
       CHECK(r.out().find("\ntorn-write ") != std::string::npos);
       CHECK(r.out().find("[x86, rv64; preempt kernel]") != std::string::npos);
@@ -491,7 +499,7 @@ const std::map<std::string, Check>& checks() {
     t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe-script docs/examples/churn.probes"].timeout_s = 300;
     t["build/apps/ksim-ui/ksim-ui --race torn-write --variant broken --seed 1"].timeout_s = 300;
     // "In a classroom": each lesson's layout, placed and zoomed on its event.
-    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --layout hit --at 76900"] =
+    t["build/apps/ksim-ui/ksim-ui --timing v1 --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --layout hit --at 76900"] =
         ui("wait 2\nprint font\nprint fsm\nprint timeline\nprint clipped\nquit\n", [](const Ran& r) {
           CHECK(r.out().find("layout hit\n") != std::string::npos);
           CHECK(r.out().find("clipped: none\n") != std::string::npos);
@@ -503,7 +511,7 @@ const std::map<std::string, Check>& checks() {
           CHECK(c1 >= 76900);
           CHECK(c1 - c0 < 5000);
         });
-    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe-script docs/examples/churn.probes --layout stop-machine --at 102420"] =
+    t["build/apps/ksim-ui/ksim-ui --timing v1 --cpus 4 --probe-script docs/examples/churn.probes --layout stop-machine --at 102420"] =
         ui("wait 2\nprint font\nprint timeline\nprint clipped\nquit\n", [](const Ran& r) {
           CHECK(r.out().find("layout stop-machine\n") != std::string::npos);
           CHECK(r.out().find("clipped: none\n") != std::string::npos);
@@ -531,7 +539,7 @@ const std::map<std::string, Check>& checks() {
           CHECK(grab(r.out(), "position: cycle (\\d+) ") == "207919");
         });
     t["build/apps/ksim-ui/ksim-ui --race torn-write --variant correct --seed 1 --compare variant=broken"].timeout_s = 300;
-    t["build/apps/ksim-ui/ksim-ui --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --compare kprobes-locking=spinlock"] =
+    t["build/apps/ksim-ui/ksim-ui --timing v1 --cpus 4 --probe 'p do_fork' --kprobes-optimization 0 --compare kprobes-locking=spinlock"] =
         ui("wait 2\nprint compare\nquit\n", [](const Ran& r) {
           CHECK(r.out().find("compare: first difference at event 20, cycle 76885\n") != std::string::npos);
           CHECK(r.out().find("compare-a: cycle 76885, CPU 0: probe KPROBE_HIT_ACTIVE at do_fork") != std::string::npos);
