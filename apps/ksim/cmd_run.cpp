@@ -64,7 +64,8 @@ int cmd_run(const std::vector<std::string>& args) {
        "2006 paper's Figure 4 benchmark: every CPU calls fig4_target 65,535 times), hello (RV64)")
       ("cpus", po::value(&cpus)->default_value(1), "number of CPUs (1-64)")
       ("seed", po::value(&seed_opt)->default_value(U64{0}),
-       "perturb memory and interrupt latencies with this seed (0: no perturbation); same seed, same run")
+       "perturb timer and IPI latencies with this seed (and under --timing v1, which has no caches, memory stalls; "
+       "0: no perturbation); same seed, same run")
       ("quantum", po::value(&quantum_opt)->default_value(U64{1}),
        "cycles a CPU may run past the one furthest behind: 1 is exact, larger is faster (still deterministic)")
       ("reference-schedule",
