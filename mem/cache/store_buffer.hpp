@@ -95,18 +95,22 @@ class StoreBuffer {
   // Whether a buffered store touches the line.
   bool touches(uint64_t line, unsigned shift) const {
     for (const BufferedStore& e : e_)
-      if ((e.addr >> shift) == line || ((e.addr + e.size - 1) >> shift) == line) return true;
+      if (on_line(e, line, shift)) return true;
     return false;
   }
   // The latest visibility of a buffered store to the same line (0: none).
   uint64_t line_visible(uint64_t line, unsigned shift) const {
     uint64_t t = 0;
     for (const BufferedStore& e : e_)
-      if ((e.addr >> shift) == line || ((e.addr + e.size - 1) >> shift) == line) t = e.visible > t ? e.visible : t;
+      if (on_line(e, line, shift)) t = e.visible > t ? e.visible : t;
     return t;
   }
 
  private:
+  // Its first or last byte is in the line (a store is at most 8 bytes).
+  static bool on_line(const BufferedStore& e, uint64_t line, unsigned shift) {
+    return (e.addr >> shift) == line || ((e.addr + e.size - 1) >> shift) == line;
+  }
   void note(const BufferedStore& e) {
     if (e.visible < first_) first_ = e.visible;
     if (!e.applied && e.visible < first_unapplied_) first_unapplied_ = e.visible;
